@@ -1,0 +1,138 @@
+"""Stage `evaluate`: greedy decoding and teacher forcing on held-out sequences, per length and seed
+(lesson 10, part 4: "Generar y medir" and "Lo que no aprendió")."""
+
+import time
+
+import numpy as np
+import torch
+
+from pipeline import files, runlog
+from pipeline.batching import make_batch
+from pipeline.checkpoint import check_fits, checkpoint_path, load_checkpoint
+from pipeline.data import TEST_PATH, load_npz
+from pipeline.decoding import accuracy, greedy, teacher_forced
+from pipeline.errors import stage_entry
+from pipeline.params import load_params
+from pipeline.stats import across_seeds
+from pipeline.train import MODELS_DIR, resolve_device
+
+METRICS_PATH = "metrics/evaluate.json"
+LENGTH_TABLE_PATH = "metrics/evaluate/length_table.csv"
+EXAMPLE_PATH = "metrics/evaluate/example.json"
+LESSON_EXAMPLE = [2, 9, 2, 0, 0, 2, 6, 7, 9, 4]  # lesson 10's example input
+
+
+def decode_set(model, source, target, batch_size, device):
+    """Greedy and teacher-forced predictions for one test set of equal-length rows."""
+    greedy_out, forced_out = [], []
+    for start in range(0, len(source), batch_size):
+        rows = slice(start, start + batch_size)
+        lengths = np.full(len(source[rows]), source.shape[1])
+        batch = make_batch(source[rows], target[rows], lengths, device)
+        greedy_out.append(greedy(model, batch.src))
+        forced_out.append(teacher_forced(model, batch.src, batch.tgt_in))
+    return torch.cat(greedy_out).cpu(), torch.cat(forced_out).cpu()
+
+
+def evaluate_model(model, test, lengths, batch_size, device):
+    """Per length: greedy and teacher-forcing accuracies, plus the failing rows of greedy."""
+    results, failures = {}, {}
+    for n in lengths:
+        source, target = test[f"source_{n}"], test[f"target_{n}"]
+        pred, forced = decode_set(model, source, target, batch_size, device)
+        target_t = torch.as_tensor(target, dtype=torch.long)
+        seq, digit = accuracy(pred, target_t)
+        tf_seq, tf_digit = accuracy(forced, target_t)
+        results.update({
+            f"length_{n}_seq_acc": seq,
+            f"length_{n}_digit_acc": digit,
+            f"length_{n}_tf_seq_acc": tf_seq,
+            f"length_{n}_tf_digit_acc": tf_digit,
+        })
+        wrong = (pred != target_t).any(1).nonzero().flatten().tolist()
+        failures[n] = [(source[i].tolist(), pred[i].tolist(), target[i].tolist()) for i in wrong]
+    return results, failures
+
+
+def headline(results, trained_lengths, test_lengths):
+    """Greedy and teacher forcing at the trained length(s), averaged over them."""
+    at = [n for n in test_lengths if n in trained_lengths] or list(test_lengths)
+    out = {}
+    for name, key in [("greedy_seq_acc", "seq_acc"), ("greedy_digit_acc", "digit_acc"),
+                      ("tf_seq_acc", "tf_seq_acc"), ("tf_digit_acc", "tf_digit_acc")]:
+        out[name] = float(np.mean([results[f"length_{n}_{key}"] for n in at]))
+    return out
+
+
+@torch.no_grad()
+def cross_attention_example(model, source, device):
+    """The lesson's example: its greedy output and every decoder layer's cross-attention."""
+    src = torch.tensor([source], device=device)
+    output = greedy(model, src)[0]
+    tgt_in = torch.cat([torch.tensor([10], device=device), output[:-1]])[None]
+    trace = []
+    model.decode(tgt_in, model.encode(src), trace=trace)
+    return {
+        "input": source,
+        "output": output.tolist(),
+        "cross_attention": [t.cross_attention[0].cpu().tolist() for t in trace],  # [layer][head][out][in]
+    }
+
+
+def length_table(metrics, lengths, seeds):
+    rows = ["length,seq_acc,seq_acc_std,seq_acc_min,seq_acc_max,digit_acc,digit_acc_std"]
+    for n in lengths:
+        key = f"length_{n}_seq_acc"
+        per_seed = [metrics[f"{key}_seed{s}"] for s in seeds]
+        rows.append(
+            f"{n},{metrics[key]:.6f},{metrics[key + '_std']:.6f},{min(per_seed):.6f},"
+            f"{max(per_seed):.6f},{metrics[f'length_{n}_digit_acc']:.6f},"
+            f"{metrics[f'length_{n}_digit_acc_std']:.6f}"
+        )
+    return "\n".join(rows) + "\n"
+
+
+def show_failures(failures, count):
+    for n, rows in failures.items():
+        for src, pred, expected in rows[:count]:
+            print(f"  length {n:2d}  input {' '.join(map(str, src))}")
+            print(f"             predicted {' '.join(map(str, pred))}")
+            print(f"             expected  {' '.join(map(str, expected))}")
+
+
+@stage_entry
+def main():
+    start = time.perf_counter()
+    params = load_params()
+    torch.set_num_threads(1)  # the same bytes on any machine; decoding here is cheap
+    device = resolve_device(params.train.device)
+    lengths = params.data.test_lengths
+    test = load_npz(TEST_PATH, [f"{k}_{n}" for n in lengths for k in ("source", "target")])
+    per_seed, example = {}, None
+    for seed in params.train.seeds:
+        path = checkpoint_path(MODELS_DIR, seed)
+        model, _ = load_checkpoint(path, device)
+        check_fits(model, lengths, path)
+        results, failures = evaluate_model(model, test, lengths, params.evaluate.batch_size, device)
+        per_seed[seed] = {**headline(results, params.data.train_lengths, lengths), **results}
+        r = per_seed[seed]
+        print(f"seed {seed}: greedy {r['greedy_seq_acc']:.1%} sequences, {r['greedy_digit_acc']:.1%} "
+              f"digits; teacher forcing {r['tf_seq_acc']:.1%}, {r['tf_digit_acc']:.1%}")
+        if example is None:
+            example = {"seed": seed, **cross_attention_example(model, LESSON_EXAMPLE, device)}
+            print(f"seed {seed}: some greedy failures (input / predicted / expected)")
+            show_failures(failures, params.evaluate.show_failures)
+    metrics = across_seeds(per_seed, list(next(iter(per_seed.values()))))
+    files.write_json(METRICS_PATH, metrics)
+    files.write_text(LENGTH_TABLE_PATH, length_table(metrics, lengths, params.train.seeds))
+    files.write_json(EXAMPLE_PATH, example)
+    print("length table (greedy, mean ± std over seeds):")
+    for n in lengths:
+        k = f"length_{n}_seq_acc"
+        print(f"  length {n:2d}: sequences {metrics[k]:6.1%} ± {metrics[k + '_std']:.1%}"
+              f" · digits {metrics[f'length_{n}_digit_acc']:.1%}")
+    runlog.record_run("evaluate", time.perf_counter() - start)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""Atomic writes: every output appears whole (temporary file, then rename) or not at all."""
+
+import io
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+def write_bytes(path, data: bytes):
+    """Write `data` to `path` atomically: a crash leaves the old file or none, never half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; outputs get the usual permissions
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text(path, text: str):
+    write_bytes(path, text.encode())
+
+
+def write_json(path, obj):
+    write_text(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
+
+
+def write_npz(path, **arrays):
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    write_bytes(path, buffer.getvalue())
+
+
+def write_torch(path, obj):
+    # Saved through a buffer so the archive's inner name is fixed ("archive"), not the temp name:
+    # the same checkpoint is then the same bytes, which DVC's content cache relies on.
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    write_bytes(path, buffer.getvalue())
+
+
+def replace_dir(staging: Path, final: Path):
+    """Move a fully written staging directory into place, replacing any old one."""
+    final = Path(final)
+    if final.exists():
+        shutil.rmtree(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(staging, final)
+
+
+def staging_dir(final) -> Path:
+    """A fresh, empty sibling directory to write into before `replace_dir`."""
+    final = Path(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.", suffix=".tmp"))

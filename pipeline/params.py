@@ -1,0 +1,250 @@
+"""params.yaml parsed once into frozen, typed dataclasses; every invalid value is one clear error.
+
+Each field carries a rule (in its dataclass metadata) that converts and checks the raw YAML value.
+`dvc exp run -S train.lr=1e-06` writes `1e-06`, which PyYAML reads as a string: the float rules
+accept such strings as the numbers they are.
+"""
+
+import dataclasses
+import difflib
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from pipeline.errors import ConfigError
+
+# ---------------------------------------------------------------------------------------- rules
+
+
+def _fail(key, value, allowed):
+    raise ConfigError(f"{key} = {value!r} is invalid: expected {allowed}")
+
+
+def _as_int(key, value, allowed):
+    if isinstance(value, bool) or not isinstance(value, int):
+        _fail(key, value, allowed)
+    return value
+
+
+def _as_float(key, value, allowed):
+    if isinstance(value, bool):
+        _fail(key, value, allowed)
+    if isinstance(value, str):  # `dvc exp run -S` writes 1e-06, which YAML reads as a string
+        try:
+            value = float(value)
+        except ValueError:
+            _fail(key, value, allowed)
+    if not isinstance(value, (int, float)) or not math.isfinite(value):
+        _fail(key, value, allowed)
+    return float(value)
+
+
+def int_at_least(low):
+    allowed = f"an integer >= {low}"
+
+    def rule(key, value):
+        value = _as_int(key, value, allowed)
+        if value < low:
+            _fail(key, value, allowed)
+        return value
+
+    return rule
+
+
+def float_in(low, high, low_open=False, high_open=True):
+    lo, hi = ("(" if low_open else "["), (")" if high_open else "]")
+    allowed = f"a number in {lo}{low}, {high}{hi}"
+
+    def rule(key, value):
+        value = _as_float(key, value, allowed)
+        if (value <= low if low_open else value < low) or (
+            value >= high if high_open else value > high
+        ):
+            _fail(key, value, allowed)
+        return value
+
+    return rule
+
+
+def one_of(*choices):
+    allowed = "one of " + ", ".join(choices)
+
+    def rule(key, value):
+        if value not in choices:
+            _fail(key, value, allowed)
+        return value
+
+    return rule
+
+
+def list_of(item_rule, what, unique=False, length=None):
+    allowed = f"a non-empty list of {what}" if length is None else f"a list of {length} {what}"
+
+    def rule(key, value):
+        if not isinstance(value, list) or not value or (length and len(value) != length):
+            _fail(key, value, allowed)
+        items = tuple(item_rule(f"{key}[{i}]", item) for i, item in enumerate(value))
+        if unique and len(set(items)) != len(items):
+            _fail(key, value, f"{allowed} without repeats")
+        return items
+
+    return rule
+
+
+def spec(default, rule):
+    """A field with its default and its rule (defaults exist for tests; params.yaml sets all)."""
+    factory = (lambda: default) if isinstance(default, tuple) else None
+    if factory:
+        return field(default_factory=factory, metadata={"rule": rule})
+    return field(default=default, metadata={"rule": rule})
+
+
+POSITIVE_FLOAT = float_in(0.0, math.inf, low_open=True)
+POSITIVE_INT = int_at_least(1)
+
+# ------------------------------------------------------------------------------------- sections
+
+
+@dataclass(frozen=True)
+class DataParams:
+    """The sorting task: sources of random digits, targets their sorted copy."""
+
+    train_lengths: tuple = spec((10,), list_of(POSITIVE_INT, "integers >= 1", unique=True))
+    train_size: int = spec(76_800, POSITIVE_INT)
+    test_lengths: tuple = spec((6, 8, 10, 12, 14), list_of(POSITIVE_INT, "integers >= 1", True))
+    test_size: int = spec(1000, POSITIVE_INT)
+    seed: int = spec(0, int_at_least(0))
+
+
+@dataclass(frozen=True)
+class ModelParams:
+    """The encoder-decoder of lesson 10 (paper section 3), at the lesson's size."""
+
+    d_model: int = spec(32, POSITIVE_INT)
+    heads: int = spec(4, POSITIVE_INT)
+    layers: int = spec(2, POSITIVE_INT)
+    d_ff: int = spec(128, POSITIVE_INT)
+    dropout: float = spec(0.1, float_in(0.0, 1.0))
+    norm: str = spec("post", one_of("post", "pre"))
+    positions: str = spec("sinusoidal", one_of("sinusoidal"))
+    max_len: int = spec(64, POSITIVE_INT)
+
+
+@dataclass(frozen=True)
+class TrainParams:
+    """The paper's recipe (section 5.3-5.4) as lesson 10 runs it."""
+
+    steps: int = spec(1200, POSITIVE_INT)
+    batch_size: int = spec(64, POSITIVE_INT)
+    lr: float = spec(0.002, POSITIVE_FLOAT)
+    betas: tuple = spec((0.9, 0.98), list_of(float_in(0.0, 1.0, low_open=True), "numbers in (0, 1)", length=2))
+    eps: float = spec(1e-9, POSITIVE_FLOAT)
+    warmup: int = spec(100, POSITIVE_INT)
+    label_smoothing: float = spec(0.1, float_in(0.0, 1.0))
+    seeds: tuple = spec((0, 1, 2), list_of(int_at_least(0), "integers >= 0", unique=True))
+    device: str = spec("auto", one_of("auto", "cpu", "cuda"))
+    log_every: int = spec(300, POSITIVE_INT)
+
+
+@dataclass(frozen=True)
+class EvaluateParams:
+    """How decoding is measured."""
+
+    batch_size: int = spec(1000, POSITIVE_INT)
+    show_failures: int = spec(3, int_at_least(0))
+
+
+@dataclass(frozen=True)
+class Params:
+    data: DataParams = field(default_factory=DataParams)
+    model: ModelParams = field(default_factory=ModelParams)
+    train: TrainParams = field(default_factory=TrainParams)
+    evaluate: EvaluateParams = field(default_factory=EvaluateParams)
+
+
+# ------------------------------------------------------------------------------------- parsing
+
+
+def _unknown_key(key, known):
+    close = difflib.get_close_matches(key.split(".")[-1], known, n=1)
+    hint = f" (did you mean {'.'.join(key.split('.')[:-1] + close)}?)" if close else ""
+    raise ConfigError(f"unknown parameter {key}{hint}; known: {', '.join(sorted(known))}")
+
+
+def _parse_section(cls, raw, prefix):
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{prefix} must be a mapping of parameters, got {raw!r}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key in raw:
+        if key not in fields:
+            _unknown_key(f"{prefix}.{key}", list(fields))
+    missing = [name for name in fields if name not in raw]
+    if missing:
+        raise ConfigError(f"{prefix}: missing parameter(s) {', '.join(missing)}")
+    values = {}
+    for name, f in fields.items():
+        if "rule" in f.metadata:
+            values[name] = f.metadata["rule"](f"{prefix}.{name}", raw[name])
+        else:  # a nested section
+            values[name] = _parse_section(f.type, raw[name], f"{prefix}.{name}")
+    return cls(**values)
+
+
+def _check_across(p: Params):
+    """Rules that involve more than one value."""
+    m = p.model
+    if m.d_model % m.heads:
+        raise ConfigError(
+            f"model.d_model = {m.d_model} is not divisible by model.heads = {m.heads}: "
+            "each head needs d_k = d_model / heads"
+        )
+    if m.positions == "sinusoidal" and m.d_model % 2:
+        raise ConfigError(f"model.d_model = {m.d_model} must be even for sinusoidal positions")
+    for key in ("train_lengths", "test_lengths"):
+        for length in getattr(p.data, key):
+            if length > m.max_len:
+                raise ConfigError(
+                    f"data.{key} has {length}, beyond model.max_len = {m.max_len}: "
+                    f"lengths must be in [1, {m.max_len}] (the decoder also reads BOS)"
+                )
+
+
+def parse_params(raw) -> Params:
+    """Validate a params mapping (as read from YAML) into Params, or raise ConfigError."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"params.yaml must hold a mapping of sections, got {raw!r}")
+    sections = {f.name: f.type for f in dataclasses.fields(Params)}
+    for key in raw:
+        if key not in sections:
+            _unknown_key(key, list(sections))
+    values = {}
+    for name, cls in sections.items():
+        if name not in raw:
+            raise ConfigError(f"params.yaml: missing section {name}")
+        values[name] = _parse_section(cls, raw[name], name)
+    params = Params(**values)
+    _check_across(params)
+    return params
+
+
+def load_params(path="params.yaml") -> Params:
+    """Read and validate params.yaml."""
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path} not found: run from the project root") from None
+    except yaml.YAMLError as err:
+        where = getattr(err, "problem_mark", None)
+        line = f" at line {where.line + 1}" if where else ""
+        raise ConfigError(f"{path} is not valid YAML{line}: {getattr(err, 'problem', err)}") from None
+    return parse_params(raw)
+
+
+def as_dict(obj):
+    """A dataclass as plain, JSON-ready values (tuples become lists)."""
+    return {
+        k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(obj).items()
+    }

@@ -1,0 +1,164 @@
+"""Stage `train`: one model per entry of train.seeds, with the paper's recipe (lesson 10, part 3).
+
+Each seed trains in its own process on one thread, so the seeds run side by side on a multi-core
+machine and every seed's bytes are the same whatever the machine's core count. Outputs are written
+to staging directories and moved into place only when every seed has finished.
+"""
+
+import math
+import multiprocessing
+import os
+import shutil
+import statistics
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from pipeline import files, runlog
+from pipeline.batching import batch_indices, make_batch
+from pipeline.checkpoint import checkpoint_path, save_checkpoint
+from pipeline.data import TRAIN_PATH, load_npz
+from pipeline.errors import ConfigError, TrainingDiverged, stage_entry
+from pipeline.model import Transformer
+from pipeline.params import Params, as_dict, load_params
+from pipeline.stats import across_seeds
+from pipeline.recipe import learning_rate, loss_floor, smoothed_loss
+from pipeline.tokens import VOCAB
+
+MODELS_DIR, LOGS_DIR, METRICS_PATH = Path("models"), Path("metrics/train"), "metrics/train.json"
+
+
+def resolve_device(name):
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("train.device = 'cuda' but no CUDA device is available: use auto or cpu")
+    return name
+
+
+def check_loss(loss, step, lr, first_loss, warmup):
+    """Stop at the first NaN or infinite loss, or once warm-up is over and the loss has climbed back
+    above where training started (a run-away), naming the step and the likely cause."""
+    if not math.isfinite(loss) or (step > warmup and loss > first_loss):
+        raise TrainingDiverged(
+            f"training diverged at step {step}: loss {loss:.4g} (learning rate {lr:.2e}); "
+            "the likely cause is a learning rate too high for this model (train.lr, train.warmup)"
+        )
+
+
+def train_model(params: Params, seed, data, device="cpu", on_step=None):
+    """Train one model; returns it and the loss of every step. `on_step(step, loss, lr)` observes."""
+    torch.manual_seed(seed)  # initial weights and dropout masks
+    tp = params.train
+    model = Transformer(params.model).to(device).train()
+    opt = torch.optim.Adam(model.parameters(), lr=tp.lr, betas=tp.betas, eps=tp.eps)
+    losses = []
+    order = batch_indices(len(data["source"]), tp.batch_size, tp.steps, seed)
+    for step, rows in enumerate(order, start=1):
+        # 1. the batch: decoder input = BOS + target shifted right (teacher forcing)
+        batch = make_batch(data["source"][rows], data["target"][rows], data["lengths"][rows], device)
+        # 2. the learning rate for this step: a pure function of the step (equation 3)
+        lr = learning_rate(step, tp.lr, tp.warmup)
+        for group in opt.param_groups:
+            group["lr"] = lr
+        # 3. forward and label-smoothed loss
+        logits = model(batch.src, batch.tgt_in, batch.src_mask)  # (B, T, vocab)
+        loss = smoothed_loss(logits, batch.target, tp.label_smoothing)
+        value = loss.item()
+        check_loss(value, step, lr, losses[0] if losses else value, tp.warmup)
+        # 4. backward and update
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        losses.append(value)
+        if on_step:
+            on_step(step, value, lr)
+    return model, losses
+
+
+def loss_summary(losses, log_every):
+    """The loss at every `log_every` steps (one batch, as the lesson prints) and the last 100's mean."""
+    summary = {f"loss_step_{s}": losses[s - 1] for s in range(log_every, len(losses) + 1, log_every)}
+    summary["loss_final"] = losses[-1]
+    summary["loss_last100_mean"] = statistics.fmean(losses[-100:])
+    return summary
+
+
+def train_one_seed(params: Params, seed, position, staging: dict):
+    """Worker: train seed `seed`, write its checkpoint and dvclive log under `staging`."""
+    from dvclive import Live  # imported in the worker: dvclive is slow to import
+
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    device = resolve_device(params.train.device)
+    data = load_npz(TRAIN_PATH, ["source", "target", "lengths"])
+    tp = params.train
+    bar = tqdm(total=tp.steps, desc=f"seed {seed}", position=position, disable=None, leave=True)
+    start = time.perf_counter()
+    with Live(str(staging["log"] / f"seed_{seed}"), dvcyaml=False, save_dvc_exp=False, report=None) as live:
+
+        def on_step(step, loss, lr):
+            live.log_metric("loss", loss)
+            live.log_metric("lr", lr)
+            live.next_step()
+            bar.update()
+            if step % tp.log_every == 0 or step == tp.steps:
+                bar.set_postfix(loss=f"{loss:.3f}")
+                tqdm.write(f"seed {seed}  step {step:5d}  loss {loss:.3f}  lr {lr:.1e}")
+
+        model, losses = train_model(params, seed, data, device, on_step)
+    bar.close()
+    seconds = time.perf_counter() - start
+    save_checkpoint(
+        checkpoint_path(staging["models"], seed), model, seed=seed, steps=tp.steps, train=as_dict(tp)
+    )
+    return {"seed": seed, "seconds": seconds, **loss_summary(losses, tp.log_every)}
+
+
+def train_all(params: Params, workers=None):
+    """Train every seed (in parallel processes), then move all outputs into place at once."""
+    seeds = params.train.seeds
+    staging = {"models": files.staging_dir(MODELS_DIR), "log": files.staging_dir(LOGS_DIR)}
+    workers = workers or min(len(seeds), os.cpu_count() or 1)
+    try:
+        if workers == 1:
+            runs = [train_one_seed(params, s, 0, staging) for s in seeds]
+        else:
+            context = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(workers, mp_context=context) as pool:
+                jobs = [pool.submit(train_one_seed, params, s, i, staging) for i, s in enumerate(seeds)]
+                runs = [job.result() for job in jobs]
+        floor, _, _ = loss_floor(params.train.label_smoothing, VOCAB)
+        keys = [k for k in runs[0] if k.startswith("loss")]
+        metrics = {"loss_floor": floor, **across_seeds({r["seed"]: r for r in runs}, keys)}
+        metrics["loss_gap_to_floor"] = metrics["loss_final"] - floor
+        files.replace_dir(staging["models"], MODELS_DIR)
+        files.replace_dir(staging["log"], LOGS_DIR)
+    finally:
+        for path in staging.values():
+            if path.exists():
+                shutil.rmtree(path)
+    files.write_json(METRICS_PATH, metrics)
+    return metrics, runs
+
+
+@stage_entry
+def main():
+    params = load_params()
+    start = time.perf_counter()
+    metrics, runs = train_all(params)
+    for run in runs:
+        print(f"seed {run['seed']}: final loss {run['loss_final']:.3f} in {run['seconds']:.1f} s")
+    print(
+        f"train: loss {metrics['loss_final']:.3f} ± {metrics['loss_final_std']:.3f} "
+        f"(floor {metrics['loss_floor']:.3f}) for {len(runs)} seeds in {time.perf_counter() - start:.1f} s"
+    )
+    runlog.record_run("train", time.perf_counter() - start)
+
+
+if __name__ == "__main__":
+    main()
