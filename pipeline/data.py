@@ -35,7 +35,7 @@ def sorted_targets(source, lengths):
 
 def row_keys(source, lengths):
     """A hashable key per row (its length and real digits) to compare datasets."""
-    return [row[:n].tobytes() for row, n in zip(source, lengths)]
+    return [row[:n].tobytes() for row, n in zip(source, lengths, strict=True)]
 
 
 def draw_test_set(rng, size, length, train_keys):

@@ -43,12 +43,14 @@ def evaluate_model(model, test, lengths, batch_size, device):
         target_t = torch.as_tensor(target, dtype=torch.long)
         seq, digit = accuracy(pred, target_t)
         tf_seq, tf_digit = accuracy(forced, target_t)
-        results.update({
-            f"length_{n}_seq_acc": seq,
-            f"length_{n}_digit_acc": digit,
-            f"length_{n}_tf_seq_acc": tf_seq,
-            f"length_{n}_tf_digit_acc": tf_digit,
-        })
+        results.update(
+            {
+                f"length_{n}_seq_acc": seq,
+                f"length_{n}_digit_acc": digit,
+                f"length_{n}_tf_seq_acc": tf_seq,
+                f"length_{n}_tf_digit_acc": tf_digit,
+            }
+        )
         wrong = (pred != target_t).any(1).nonzero().flatten().tolist()
         failures[n] = [(source[i].tolist(), pred[i].tolist(), target[i].tolist()) for i in wrong]
     return results, failures
@@ -58,8 +60,12 @@ def headline(results, trained_lengths, test_lengths):
     """Greedy and teacher forcing at the trained length(s), averaged over them."""
     at = [n for n in test_lengths if n in trained_lengths] or list(test_lengths)
     out = {}
-    for name, key in [("greedy_seq_acc", "seq_acc"), ("greedy_digit_acc", "digit_acc"),
-                      ("tf_seq_acc", "tf_seq_acc"), ("tf_digit_acc", "tf_digit_acc")]:
+    for name, key in [
+        ("greedy_seq_acc", "seq_acc"),
+        ("greedy_digit_acc", "digit_acc"),
+        ("tf_seq_acc", "tf_seq_acc"),
+        ("tf_digit_acc", "tf_digit_acc"),
+    ]:
         out[name] = float(np.mean([results[f"length_{n}_{key}"] for n in at]))
     return out
 
@@ -116,8 +122,10 @@ def main():
         results, failures = evaluate_model(model, test, lengths, params.evaluate.batch_size, device)
         per_seed[seed] = {**headline(results, params.data.train_lengths, lengths), **results}
         r = per_seed[seed]
-        print(f"seed {seed}: greedy {r['greedy_seq_acc']:.1%} sequences, {r['greedy_digit_acc']:.1%} "
-              f"digits; teacher forcing {r['tf_seq_acc']:.1%}, {r['tf_digit_acc']:.1%}")
+        print(
+            f"seed {seed}: greedy {r['greedy_seq_acc']:.1%} sequences, {r['greedy_digit_acc']:.1%} "
+            f"digits; teacher forcing {r['tf_seq_acc']:.1%}, {r['tf_digit_acc']:.1%}"
+        )
         if example is None:
             example = {"seed": seed, **cross_attention_example(model, LESSON_EXAMPLE, device)}
             print(f"seed {seed}: some greedy failures (input / predicted / expected)")
@@ -129,8 +137,10 @@ def main():
     print("length table (greedy, mean ± std over seeds):")
     for n in lengths:
         k = f"length_{n}_seq_acc"
-        print(f"  length {n:2d}: sequences {metrics[k]:6.1%} ± {metrics[k + '_std']:.1%}"
-              f" · digits {metrics[f'length_{n}_digit_acc']:.1%}")
+        print(
+            f"  length {n:2d}: sequences {metrics[k]:6.1%} ± {metrics[k + '_std']:.1%}"
+            f" · digits {metrics[f'length_{n}_digit_acc']:.1%}"
+        )
     runlog.record_run("evaluate", time.perf_counter() - start)
 
 

@@ -48,7 +48,11 @@ class MultiHeadAttention(nn.Module):
         return x.view(B, T, self.heads, self.d_k).transpose(1, 2)  # (B, h, T, d_k)
 
     def forward(self, xq, xkv, mask=None, return_weights=False):
-        q, k, v = self.split_heads(self.wq(xq)), self.split_heads(self.wk(xkv)), self.split_heads(self.wv(xkv))
+        q, k, v = (
+            self.split_heads(self.wq(xq)),
+            self.split_heads(self.wk(xkv)),
+            self.split_heads(self.wv(xkv)),
+        )
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, h, T_q, T_k)
         if mask is not None:
             scores = scores.masked_fill(mask, float("-inf"))

@@ -59,9 +59,7 @@ def float_in(low, high, low_open=False, high_open=True):
 
     def rule(key, value):
         value = _as_float(key, value, allowed)
-        if (value <= low if low_open else value < low) or (
-            value >= high if high_open else value > high
-        ):
+        if (value <= low if low_open else value < low) or (value >= high if high_open else value > high):
             _fail(key, value, allowed)
         return value
 
@@ -139,7 +137,9 @@ class TrainParams:
     steps: int = spec(1200, POSITIVE_INT)
     batch_size: int = spec(64, POSITIVE_INT)
     lr: float = spec(0.002, POSITIVE_FLOAT)
-    betas: tuple = spec((0.9, 0.98), list_of(float_in(0.0, 1.0, low_open=True), "numbers in (0, 1)", length=2))
+    betas: tuple = spec(
+        (0.9, 0.98), list_of(float_in(0.0, 1.0, low_open=True), "numbers in (0, 1)", length=2)
+    )
     eps: float = spec(1e-9, POSITIVE_FLOAT)
     warmup: int = spec(100, POSITIVE_INT)
     label_smoothing: float = spec(0.1, float_in(0.0, 1.0))
@@ -157,11 +157,23 @@ class EvaluateParams:
 
 
 @dataclass(frozen=True)
+class ProbeParams:
+    """Lesson 6's probes of residual connections and LayerNorm, on toy stacks and real models."""
+
+    depths: tuple = spec((1, 2, 4, 6, 8, 12), list_of(POSITIVE_INT, "integers >= 1", unique=True))
+    sweep_layers: tuple = spec(
+        (1, 2, 3, 4, 6, 8, 10, 12), list_of(POSITIVE_INT, "integers >= 1", unique=True)
+    )
+    seed: int = spec(0, int_at_least(0))
+
+
+@dataclass(frozen=True)
 class Params:
     data: DataParams = field(default_factory=DataParams)
     model: ModelParams = field(default_factory=ModelParams)
     train: TrainParams = field(default_factory=TrainParams)
     evaluate: EvaluateParams = field(default_factory=EvaluateParams)
+    probe: ProbeParams = field(default_factory=ProbeParams)
 
 
 # ------------------------------------------------------------------------------------- parsing
@@ -202,6 +214,11 @@ def _check_across(p: Params):
         )
     if m.positions == "sinusoidal" and m.d_model % 2:
         raise ConfigError(f"model.d_model = {m.d_model} must be even for sinusoidal positions")
+    if p.train.batch_size > p.data.train_size:
+        raise ConfigError(
+            f"train.batch_size = {p.train.batch_size} exceeds data.train_size = {p.data.train_size}: "
+            "a batch must fit in the training set"
+        )
     for key in ("train_lengths", "test_lengths"):
         for length in getattr(p.data, key):
             if length > m.max_len:
@@ -245,6 +262,4 @@ def load_params(path="params.yaml") -> Params:
 
 def as_dict(obj):
     """A dataclass as plain, JSON-ready values (tuples become lists)."""
-    return {
-        k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(obj).items()
-    }
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(obj).items()}

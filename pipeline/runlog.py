@@ -29,7 +29,13 @@ def environment():
 
 
 def record_run(stage, seconds, **extra):
-    record = {"stage": stage, "seconds": round(seconds, 2), "finished": time.strftime("%Y-%m-%d %H:%M:%S"), **environment(), **extra}
+    record = {
+        "stage": stage,
+        "seconds": round(seconds, 2),
+        "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
+        **environment(),
+        **extra,
+    }
     files.write_json(RUNS_DIR / f"{stage}.json", record)
 
 

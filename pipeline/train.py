@@ -14,7 +14,6 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import numpy as np
 import torch
 from tqdm import tqdm
 
@@ -25,8 +24,8 @@ from pipeline.data import TRAIN_PATH, load_npz
 from pipeline.errors import ConfigError, TrainingDiverged, stage_entry
 from pipeline.model import Transformer
 from pipeline.params import Params, as_dict, load_params
-from pipeline.stats import across_seeds
 from pipeline.recipe import learning_rate, loss_floor, smoothed_loss
+from pipeline.stats import across_seeds
 from pipeline.tokens import VOCAB
 
 MODELS_DIR, LOGS_DIR, METRICS_PATH = Path("models"), Path("metrics/train"), "metrics/train.json"
