@@ -1,6 +1,7 @@
 """The project's own errors, and the wrapper that turns them into one line and an exit status."""
 
 import functools
+import signal
 import sys
 
 
@@ -20,11 +21,16 @@ class TrainingDiverged(PipelineError):
     """The loss became NaN, infinite, or ran away."""
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def stage_entry(main):
     """Run a stage's main(): project errors print one line to stderr and exit 2; Ctrl-C exits 130."""
 
     @functools.wraps(main)
     def wrapper(*args, **kwargs):
+        signal.signal(signal.SIGTERM, _interrupt)  # `kill` cleans up like Ctrl-C does
         try:
             return main(*args, **kwargs)
         except PipelineError as err:

@@ -9,9 +9,9 @@ import math
 import multiprocessing
 import os
 import shutil
+import signal
 import statistics
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import torch
@@ -39,10 +39,10 @@ def resolve_device(name):
     return name
 
 
-def check_loss(loss, step, lr, first_loss, warmup):
-    """Stop at the first NaN or infinite loss, or once warm-up is over and the loss has climbed back
-    above where training started (a run-away), naming the step and the likely cause."""
-    if not math.isfinite(loss) or (step > warmup and loss > first_loss):
+def check_loss(loss, step, lr, first_loss):
+    """Stop at the first NaN or infinite loss, or a run-away to twice the untrained model's loss,
+    naming the step and the likely cause."""
+    if not math.isfinite(loss) or loss > 2 * first_loss:
         raise TrainingDiverged(
             f"training diverged at step {step}: loss {loss:.4g} (learning rate {lr:.2e}); "
             "the likely cause is a learning rate too high for this model (train.lr, train.warmup)"
@@ -68,7 +68,7 @@ def train_model(params: Params, seed, data, device="cpu", on_step=None):
         logits = model(batch.src, batch.tgt_in, batch.src_mask)  # (B, T, vocab)
         loss = smoothed_loss(logits, batch.target, tp.label_smoothing)
         value = loss.item()
-        check_loss(value, step, lr, losses[0] if losses else value, tp.warmup)
+        check_loss(value, step, lr, losses[0] if losses else value)
         # 4. backward and update
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -118,30 +118,43 @@ def train_one_seed(params: Params, seed, position, staging: dict):
     return {"seed": seed, "seconds": seconds, **loss_summary(losses, tp.log_every)}
 
 
-def train_all(params: Params, workers=None):
-    """Train every seed (in parallel processes), then move all outputs into place at once."""
+def _ignore_sigint():
+    """Pool workers leave Ctrl-C to the parent, which terminates them all at once."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def run_seeds(params: Params, staging: dict, workers: int) -> list[dict]:
+    """Train every seed, `workers` at a time in spawned processes (one process: in this one)."""
     seeds = params.train.seeds
-    staging = {"models": files.staging_dir(MODELS_DIR), "log": files.staging_dir(LOGS_DIR)}
-    workers = workers or min(len(seeds), os.cpu_count() or 1)
+    if workers == 1:
+        return [train_one_seed(params, s, 0, staging) for s in seeds]
+    pool = multiprocessing.get_context("spawn").Pool(workers, initializer=_ignore_sigint)
     try:
-        if workers == 1:
-            runs = [train_one_seed(params, s, 0, staging) for s in seeds]
-        else:
-            context = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(workers, mp_context=context) as pool:
-                jobs = [pool.submit(train_one_seed, params, s, i, staging) for i, s in enumerate(seeds)]
-                runs = [job.result() for job in jobs]
+        jobs = [pool.apply_async(train_one_seed, (params, s, i, staging)) for i, s in enumerate(seeds)]
+        runs = [job.get() for job in jobs]
+        pool.close()
+        return runs
+    finally:
+        pool.terminate()  # on error or interrupt, stop the other seeds now rather than wait
+        pool.join()
+
+
+def train_all(params: Params, workers=None):
+    """Train every seed, then move all outputs into place at once: all of them or none."""
+    staging = {"models": files.staging_dir(MODELS_DIR), "log": files.staging_dir(LOGS_DIR)}
+    workers = workers or min(len(params.train.seeds), os.cpu_count() or 1)
+    try:
+        runs = run_seeds(params, staging, workers)
         floor, _, _ = loss_floor(params.train.label_smoothing, VOCAB)
         keys = [k for k in runs[0] if k.startswith("loss")]
         metrics = {"loss_floor": floor, **across_seeds({r["seed"]: r for r in runs}, keys)}
         metrics["loss_gap_to_floor"] = metrics["loss_final"] - floor
         files.replace_dir(staging["models"], MODELS_DIR)
         files.replace_dir(staging["log"], LOGS_DIR)
+        files.write_json(METRICS_PATH, metrics)
     finally:
         for path in staging.values():
-            if path.exists():
-                shutil.rmtree(path)
-    files.write_json(METRICS_PATH, metrics)
+            shutil.rmtree(path, ignore_errors=True)
     return metrics, runs
 
 

@@ -1,0 +1,27 @@
+"""Shared fixtures: tiny parameters that train in a fraction of a second."""
+
+import dataclasses
+
+import pytest
+import torch
+
+from pipeline.params import DataParams, ModelParams, Params, TrainParams
+
+torch.set_num_threads(1)  # tiny models run fastest on one thread, and the suite shares the machine
+
+
+def tiny_params(**overrides) -> Params:
+    """A valid Params at toy size; overrides are {section: {key: value}}."""
+    sections = {
+        "data": DataParams(train_lengths=(5,), train_size=256, test_lengths=(3, 5), test_size=20, seed=0),
+        "model": ModelParams(d_model=16, heads=2, layers=1, d_ff=32, dropout=0.0, max_len=16),
+        "train": TrainParams(steps=30, batch_size=16, warmup=5, seeds=(0,), device="cpu", log_every=10),
+    }
+    for name, values in overrides.items():
+        sections[name] = dataclasses.replace(sections[name], **values)
+    return Params(**sections)
+
+
+@pytest.fixture
+def tiny():
+    return tiny_params()

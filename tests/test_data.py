@@ -1,0 +1,55 @@
+import numpy as np
+
+from pipeline.data import make_datasets, random_sources, row_keys, sorted_targets
+from pipeline.params import DataParams
+
+
+def test_targets_are_the_sorted_sources():
+    train, test, _ = make_datasets(DataParams(train_size=500, test_size=50))
+    for src, tgt, n in zip(train["source"], train["target"], train["lengths"], strict=True):
+        assert tgt[:n].tolist() == sorted(src[:n].tolist())
+    for n in (6, 8, 10, 12, 14):
+        for src, tgt in zip(test[f"source_{n}"], test[f"target_{n}"], strict=True):
+            assert tgt.tolist() == sorted(src.tolist()) and len(src) == n
+
+
+def test_padded_rows_sort_only_their_real_digits():
+    source = np.array([[3, 1, 2, 0, 0], [9, 8, 7, 6, 5]], dtype=np.int8)
+    target = sorted_targets(source, np.array([3, 5]))
+    assert target.tolist() == [[1, 2, 3, 0, 0], [5, 6, 7, 8, 9]]
+
+
+def test_mixed_lengths_come_in_equal_shares():
+    source, lengths = random_sources(np.random.default_rng(0), 300, [2, 4, 6])
+    assert sorted(np.bincount(lengths)[[2, 4, 6]]) == [100, 100, 100]
+    assert (source[lengths == 2][:, 2:] == 0).all()
+
+
+def test_same_seed_same_bytes_other_seed_other_data():
+    a, b, c = (make_datasets(DataParams(train_size=300, test_size=30, seed=s)) for s in (0, 0, 1))
+    assert a[0]["source"].tobytes() == b[0]["source"].tobytes()
+    assert a[1]["source_10"].tobytes() == b[1]["source_10"].tobytes()
+    assert a[0]["source"].tobytes() != c[0]["source"].tobytes()
+
+
+def test_test_sets_are_disjoint_from_training_even_when_the_space_is_small():
+    # Length 3 has only 1,000 sequences: a 600-row training set forces many redraws.
+    p = DataParams(train_lengths=(3,), train_size=600, test_lengths=(3,), test_size=100, seed=0)
+    train, test, stats = make_datasets(p)
+    train_keys = set(row_keys(train["source"], train["lengths"]))
+    test_keys = row_keys(test["source_3"], np.full(100, 3))
+    assert stats["length_3_overlap_drawn"] > 0  # the first draw did collide
+    assert stats["length_3_overlap"] == 0 and not train_keys & set(test_keys)
+
+
+def test_adding_a_test_length_leaves_the_others_unchanged():
+    a = make_datasets(DataParams(train_size=200, test_lengths=(6, 10), test_size=20))[1]
+    b = make_datasets(DataParams(train_size=200, test_lengths=(6, 8, 10), test_size=20))[1]
+    assert a["source_10"].tobytes() == b["source_10"].tobytes()
+
+
+def test_start_with_zero_statistic_is_near_the_lessons_two_in_three():
+    _, _, stats = make_datasets(DataParams(train_size=100, test_size=1000))
+    exact = 1 - 0.9**10  # P(at least one 0 among ten digits) = 0.651
+    assert abs(stats["length_10_starts_with_0"] - exact) < 0.05
+    assert abs(stats["length_10_ends_with_9"] - exact) < 0.05

@@ -1,0 +1,90 @@
+import torch
+
+from pipeline.model import (
+    DecoderLayer,
+    EncoderLayer,
+    MultiHeadAttention,
+    Transformer,
+    causal_mask,
+    count_parameters,
+    padding_mask,
+)
+from pipeline.params import ModelParams
+
+
+def test_parameter_counts_equal_lesson_10():
+    model = Transformer(ModelParams())
+    assert count_parameters(EncoderLayer(32, 4, 128, 0.1)) == 12_704
+    assert count_parameters(DecoderLayer(32, 4, 128, 0.1)) == 16_992
+    assert count_parameters(model) == 59_744
+    assert model.embedding.weight.numel() == 352  # one matrix, counted once, used three times
+
+
+def test_encoder_layer_counts_split_as_the_lesson_says():
+    layer = EncoderLayer(32, 4, 128, 0.1)
+    assert count_parameters(layer.attn) == 4_224
+    assert count_parameters(layer.ffn) == 8_352
+    assert sum(count_parameters(s.ln) for s in layer.sub) == 128
+
+
+def test_shapes():
+    torch.manual_seed(0)
+    model = Transformer(ModelParams()).eval()
+    src, tgt_in = torch.randint(0, 10, (2, 10)), torch.randint(0, 11, (2, 7))
+    memory = model.encode(src)
+    assert memory.shape == (2, 10, 32)
+    assert model.decode(tgt_in, memory).shape == (2, 7, 11)
+    trace = []
+    model.decode(tgt_in, memory, trace=trace)
+    assert [t.cross_attention.shape for t in trace] == [(2, 4, 7, 10)] * 2  # 7 written x 10 read
+
+
+def test_causal_mask_hides_later_tokens():
+    torch.manual_seed(0)
+    attn = MultiHeadAttention(32, 4)
+    x = torch.randn(2, 5, 32)
+    x2 = x.clone()
+    x2[:, 4] = torch.randn(32)  # change the last token
+    mask = causal_mask(5)
+    out, out2 = attn(x, x, mask), attn(x2, x2, mask)
+    assert out.shape == (2, 5, 32)
+    assert torch.allclose(out[:, :4], out2[:, :4])
+    assert not torch.allclose(out[:, 4], out2[:, 4])
+
+
+def test_decoder_output_at_a_position_ignores_later_inputs():
+    torch.manual_seed(0)
+    model = Transformer(ModelParams()).eval()
+    src, tgt = torch.randint(0, 10, (3, 10)), torch.randint(0, 11, (3, 8))
+    changed = tgt.clone()
+    changed[:, 5:] = (changed[:, 5:] + 1) % 10
+    a, b = model(src, tgt), model(src, changed)
+    assert torch.allclose(a[:, :5], b[:, :5], atol=1e-6)
+
+
+def test_padding_never_changes_outputs_at_real_positions():
+    torch.manual_seed(0)
+    for norm in ("post", "pre"):
+        model = Transformer(ModelParams(norm=norm)).eval()
+        src = torch.randint(0, 10, (1, 6))
+        padded = torch.cat([src, torch.randint(0, 10, (1, 4))], dim=1)  # 4 junk tokens after
+        mask = padding_mask(torch.tensor([6]), 10)
+        tgt_in = torch.randint(0, 11, (1, 6))
+        plain = model(src, tgt_in)
+        masked = model(padded, tgt_in, mask)
+        assert torch.allclose(plain, masked, atol=1e-5)
+
+
+def test_embeddings_are_tied_and_scaled():
+    model = Transformer(ModelParams(dropout=0.0)).eval()
+    tokens = torch.tensor([[3]])
+    expected = model.embedding.weight[3] * 32**0.5 + model.pe[0]
+    assert torch.allclose(model.embed(tokens)[0, 0], expected)
+    memory = torch.zeros(1, 1, 32)
+    logits = model.decode(tokens, memory)
+    assert logits.shape[-1] == model.embedding.weight.shape[0]  # h E^T: the same matrix
+
+
+def test_pre_norm_adds_one_final_layer_norm_per_stack():
+    post, pre = Transformer(ModelParams()), Transformer(ModelParams(norm="pre"))
+    assert count_parameters(pre) - count_parameters(post) == 2 * 2 * 32

@@ -1,0 +1,122 @@
+"""End to end: the real `dvc repro` of a tiny configuration in a temporary clone."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+TINY = {
+    "data": {"train_lengths": [5], "train_size": 256, "test_lengths": [3, 5], "test_size": 20, "seed": 0},
+    "model": {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "max_len": 16},
+    "train": {"steps": 30, "batch_size": 16, "warmup": 5, "seeds": [0, 1], "log_every": 10},
+    "evaluate": {"batch_size": 1000},
+}
+
+
+def run(cmd, cwd, check=True, **kwargs):
+    env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "PYTHONPATH": str(cwd)}
+    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, **kwargs)
+    if check and result.returncode:
+        raise AssertionError(f"{cmd} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def write_params(repo, overrides):
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for section, values in overrides.items():
+        params[section].update(values)
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory):
+    """The project's files (tracked or not ignored) in a fresh git repository, tiny params."""
+    repo = tmp_path_factory.mktemp("clone")
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if source.is_file() and not name.startswith(("metrics/", "reports/")) and name != "dvc.lock":
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, repo / name)
+    write_params(repo, TINY)
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"]):
+        run(cmd, repo)
+    run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "tiny"], repo)
+    return repo
+
+
+@pytest.fixture(scope="module")
+def reproduced(clone):
+    result = run(["dvc", "repro"], clone)
+    return clone, result
+
+
+def test_dvc_repro_writes_the_metrics(reproduced):
+    repo, result = reproduced
+    train = json.loads((repo / "metrics/train.json").read_text())
+    evaluate = json.loads((repo / "metrics/evaluate.json").read_text())
+    data = json.loads((repo / "metrics/data.json").read_text())
+    assert round(train["loss_floor"], 3) == 0.514
+    assert {"loss_final_seed0", "loss_final_seed1", "loss_step_30"} <= train.keys()
+    for key in ("greedy_seq_acc", "tf_seq_acc", "length_3_seq_acc", "length_5_digit_acc"):
+        assert 0.0 <= evaluate[key] <= 1.0 and f"{key}_std" in evaluate and f"{key}_seed1" in evaluate
+    assert data["test_overlap_total"] == 0
+    assert (repo / "models/seed_0.pt").exists() and (repo / "models/seed_1.pt").exists()
+    assert (repo / "metrics/train/seed_1/plots/metrics/loss.tsv").read_text().count("\n") == 31
+    assert "step    30  loss" in result.stdout + result.stderr  # the greppable progress line
+
+
+def test_second_repro_has_nothing_to_do(reproduced):
+    repo, _ = reproduced
+    again = run(["dvc", "repro"], repo)
+    assert "Data and pipelines are up to date" in again.stdout
+    assert "up to date" in run(["dvc", "status"], repo).stdout
+
+
+def test_dvc_metrics_show_reads_the_metrics(reproduced):
+    repo, _ = reproduced
+    shown = run(["dvc", "metrics", "show", "--json"], repo).stdout
+    assert "greedy_seq_acc" in shown and "loss_floor" in shown
+
+
+def test_repro_is_deterministic(reproduced):
+    repo, _ = reproduced
+    before = (repo / "dvc.lock").read_text()
+    run(["dvc", "repro", "-f", "data", "train", "evaluate"], repo)
+    after = (repo / "dvc.lock").read_text()
+    assert before == after
+
+
+def test_interrupted_training_leaves_nothing_half_written(reproduced):
+    repo, _ = reproduced
+    write_params(repo, {**TINY, "train": {**TINY["train"], "steps": 100_000}})
+    shutil.rmtree(repo / "models")
+    (repo / "metrics/train.json").unlink()
+    env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "PYTHONPATH": str(repo)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pipeline.train"],
+        cwd=repo,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    time.sleep(8)  # workers spawned and training
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in err.decode()
+    assert not (repo / "models").exists() and not (repo / "metrics/train.json").exists()
+    assert not list(repo.glob(".models*")) and not list((repo / "metrics").glob(".train*"))
+    write_params(repo, TINY)
+    run(["dvc", "repro"], repo)  # the next repro completes
+    assert (repo / "metrics/train.json").exists() and (repo / "models/seed_0.pt").exists()

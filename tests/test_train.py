@@ -1,0 +1,142 @@
+import dataclasses
+import hashlib
+import io
+
+import numpy as np
+import pytest
+import torch
+
+from pipeline import files
+from pipeline.batching import make_batch
+from pipeline.checkpoint import check_fits, load_checkpoint, save_checkpoint
+from pipeline.data import make_datasets
+from pipeline.errors import DataError, TrainingDiverged
+from pipeline.model import Transformer
+from pipeline.params import ModelParams
+from pipeline.recipe import smoothed_loss
+from pipeline.tokens import BOS, IGNORE
+from pipeline.train import loss_summary, train_model
+from tests.conftest import tiny_params
+
+
+def train_data(params):
+    return make_datasets(params.data)[0]
+
+
+def state_bytes(model):
+    buffer = io.BytesIO()
+    torch.save(model.state_dict(), buffer)
+    return hashlib.sha256(buffer.getvalue()).hexdigest()
+
+
+def test_decoder_input_is_bos_then_target_shifted():
+    batch = make_batch(np.array([[3, 1, 2]]), np.array([[1, 2, 3]]), np.array([3]))
+    assert batch.tgt_in.tolist() == [[BOS, 1, 2]]
+    assert batch.target.tolist() == [[1, 2, 3]] and batch.src_mask is None
+
+
+def test_padding_is_masked_and_ignored_by_the_loss():
+    batch = make_batch(np.array([[3, 1, 0], [2, 5, 4]]), np.array([[1, 3, 0], [2, 4, 5]]), np.array([2, 3]))
+    assert batch.target.tolist() == [[1, 3, IGNORE], [2, 4, 5]]
+    assert batch.src_mask[:, 0, 0].tolist() == [[False, False, True], [False, False, False]]
+    logits = torch.randn(2, 3, 11)
+    changed = logits.clone()
+    changed[0, 2] = 100.0  # anything at the padded position
+    assert smoothed_loss(logits, batch.target, 0.1) == smoothed_loss(changed, batch.target, 0.1)
+
+
+def test_tiny_model_overfits_one_batch():
+    torch.manual_seed(0)
+    model = Transformer(ModelParams(d_model=32, heads=4, layers=1, d_ff=64, dropout=0.0, max_len=8))
+    src = torch.randint(0, 10, (8, 5))
+    tgt = src.sort(dim=1).values
+    batch = make_batch(src.numpy(), tgt.numpy(), np.full(8, 5))
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    for _ in range(500):
+        loss = smoothed_loss(model(batch.src, batch.tgt_in), batch.target, 0.0)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert loss.item() < 0.1  # from ~17 at initialisation (logits h E^T are large)
+    assert (model(batch.src, batch.tgt_in).argmax(-1) == tgt).all()
+
+
+def test_training_reduces_the_loss():
+    params = tiny_params(train={"steps": 60})
+    _, losses = train_model(params, 0, train_data(params))
+    assert len(losses) == 60
+    assert np.mean(losses[-10:]) < np.mean(losses[:10])
+
+
+def test_same_seed_same_weights_other_seed_other_weights():
+    params = tiny_params()
+    data = train_data(params)
+    a, la = train_model(params, 0, data)
+    b, lb = train_model(params, 0, data)
+    c, _ = train_model(params, 1, data)
+    assert la == lb and state_bytes(a) == state_bytes(b)
+    assert state_bytes(a) != state_bytes(c)
+
+
+def test_divergence_stops_with_the_step_and_the_likely_cause():
+    params = tiny_params(train={"lr": 1e6, "warmup": 1, "steps": 50})
+    with pytest.raises(TrainingDiverged, match=r"diverged at step \d+: .*learning rate"):
+        train_model(params, 0, train_data(params))
+
+
+def test_loss_summary_snapshots():
+    summary = loss_summary([float(i) for i in range(1, 301)], 100)
+    assert summary["loss_step_100"] == 100.0 and summary["loss_step_300"] == 300.0
+    assert summary["loss_final"] == 300.0 and summary["loss_last100_mean"] == pytest.approx(250.5)
+
+
+def test_checkpoint_rebuilds_the_model_from_its_own_config(tmp_path):
+    config = ModelParams(d_model=16, heads=2, layers=1, d_ff=32, max_len=12)
+    model = Transformer(config)
+    save_checkpoint(tmp_path / "m.pt", model, seed=3)
+    loaded, record = load_checkpoint(tmp_path / "m.pt")
+    assert loaded.config == config and record["seed"] == 3
+    assert state_bytes(loaded) == state_bytes(model)
+
+
+def test_checkpoint_bytes_do_not_depend_on_the_file_name(tmp_path):
+    model = Transformer(ModelParams(d_model=8, heads=2, layers=1, d_ff=8))
+    save_checkpoint(tmp_path / "a.pt", model)
+    save_checkpoint(tmp_path / "b.pt", model)
+    assert (tmp_path / "a.pt").read_bytes() == (tmp_path / "b.pt").read_bytes()
+
+
+def test_truncated_or_foreign_checkpoint_is_a_clear_error(tmp_path):
+    model = Transformer(ModelParams(d_model=8, heads=2, layers=1, d_ff=8))
+    save_checkpoint(tmp_path / "m.pt", model)
+    data = (tmp_path / "m.pt").read_bytes()
+    (tmp_path / "cut.pt").write_bytes(data[: len(data) // 2])
+    with pytest.raises(DataError, match="cut.pt is corrupt or truncated"):
+        load_checkpoint(tmp_path / "cut.pt")
+    files.write_torch(tmp_path / "other.pt", {"weights": torch.zeros(3)})
+    with pytest.raises(DataError, match="not a checkpoint of this project"):
+        load_checkpoint(tmp_path / "other.pt")
+    with pytest.raises(DataError, match="missing.pt not found"):
+        load_checkpoint(tmp_path / "missing.pt")
+
+
+def test_checkpoint_whose_weights_do_not_fit_its_config_is_refused(tmp_path):
+    model = Transformer(ModelParams(d_model=8, heads=2, layers=1, d_ff=8))
+    files.write_torch(
+        tmp_path / "m.pt",
+        {
+            "format": 1,
+            "vocab": 11,
+            "model": dataclasses.asdict(ModelParams(d_model=16, heads=2, layers=1, d_ff=8)),
+            "state_dict": model.state_dict(),
+        },
+    )
+    with pytest.raises(DataError, match="weights do not fit its configuration"):
+        load_checkpoint(tmp_path / "m.pt")
+
+
+def test_evaluation_refuses_lengths_beyond_the_checkpoints_positions():
+    model = Transformer(ModelParams(d_model=8, heads=2, layers=1, d_ff=8, max_len=10))
+    check_fits(model, [6, 10], "m.pt")
+    with pytest.raises(DataError, match="max_len = 10, but the test data has lengths \\[12\\]"):
+        check_fits(model, [10, 12], "m.pt")
