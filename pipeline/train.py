@@ -113,7 +113,12 @@ def train_one_seed(params: Params, seed, position, staging: dict):
     bar.close()
     seconds = time.perf_counter() - start
     save_checkpoint(
-        checkpoint_path(staging["models"], seed), model, seed=seed, steps=tp.steps, train=as_dict(tp)
+        checkpoint_path(staging["models"], seed),
+        model,
+        seed=seed,
+        steps=tp.steps,
+        train=as_dict(tp),
+        train_lengths=list(params.data.train_lengths),
     )
     return {"seed": seed, "seconds": seconds, **loss_summary(losses, tp.log_every)}
 

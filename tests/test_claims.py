@@ -1,0 +1,59 @@
+"""The tolerance rules can fail: each is checked on both sides of its boundary."""
+
+import pytest
+
+from pipeline.claims import about, accuracy_margin, exact, note, printed, printed_sci, seed_range
+from pipeline.errors import PipelineError
+from pipeline.sort import parse_digits
+
+
+def test_exact_passes_only_on_equality():
+    assert exact("a", "s", "c", 59_744, 59_744).status == "pass"
+    assert exact("a", "s", "c", 59_744, 59_745).status == "fail"
+
+
+def test_printed_compares_at_the_lessons_precision():
+    assert printed("a", "s", "c", "1.889", 1.88873, 3).status == "pass"
+    assert printed("a", "s", "c", "1.889", 1.8884, 3).status == "fail"
+    assert printed_sci("a", "s", "c", "5.182e-07", 5.18236e-7, 3).status == "pass"
+    assert printed_sci("a", "s", "c", "5.182e-07", 5.1836e-7, 3).status == "fail"
+
+
+def test_seed_range_widens_by_the_margin_and_no_more():
+    assert seed_range("a", "s", "c", 0.579, [0.56, 0.587], 0.0).status == "pass"
+    assert seed_range("a", "s", "c", 0.60, [0.56, 0.587], 0.01).status == "fail"
+    assert seed_range("a", "s", "c", 0.60, [0.56, 0.587], 0.02).status == "pass"
+    # exactly on the widened edge at 0: float dust must not fail it
+    assert seed_range("a", "s", "c", 0.0, [0.001, 0.013], 0.001).status == "pass"
+
+
+def test_accuracy_margin_is_twice_the_binomial_standard_error():
+    assert accuracy_margin(0.5, 1000) == pytest.approx(2 * (0.25 / 1000) ** 0.5)
+    assert accuracy_margin(0.0, 1000) == 0.001  # the printed precision, 0.1 point
+
+
+def test_about_allows_five_percent():
+    assert about("a", "s", "c", 18.9e6, 18.902e6).status == "pass"
+    assert about("a", "s", "c", 65e6, 60e6).status == "fail"
+
+
+def test_note_is_neither_pass_nor_fail():
+    assert note("a", "s", "c", 10, 12, "hardware").status == "note"
+
+
+@pytest.mark.parametrize(
+    "words, error",
+    [
+        (["3", "x"], "only the digits 0-9"),
+        (["-1"], "only the digits 0-9"),
+        ([], "give the digits"),
+        (["1" * 65], "65 digits is more than this model's max_len = 64"),
+    ],
+)
+def test_sort_cli_rejects_bad_input_in_one_line(words, error):
+    with pytest.raises(PipelineError, match=error):
+        parse_digits(words, 64)
+
+
+def test_sort_cli_reads_spaced_or_joined_digits():
+    assert parse_digits(["3", "1", "4"], 64) == parse_digits(["314"], 64) == [3, 1, 4]
