@@ -53,3 +53,21 @@ def test_start_with_zero_statistic_is_near_the_lessons_two_in_three():
     exact = 1 - 0.9**10  # P(at least one 0 among ten digits) = 0.651
     assert abs(stats["length_10_starts_with_0"] - exact) < 0.05
     assert abs(stats["length_10_ends_with_9"] - exact) < 0.05
+
+
+def test_truncated_or_incomplete_dataset_is_a_clear_error_naming_the_file(tmp_path):
+    import pytest
+
+    from pipeline import files
+    from pipeline.data import load_npz
+    from pipeline.errors import DataError
+
+    files.write_npz(tmp_path / "d.npz", source=np.zeros((4, 3), dtype=np.int8))
+    data = (tmp_path / "d.npz").read_bytes()
+    (tmp_path / "cut.npz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(DataError, match="cut.npz is corrupt or truncated"):
+        load_npz(tmp_path / "cut.npz")
+    with pytest.raises(DataError, match="d.npz lacks target"):
+        load_npz(tmp_path / "d.npz", ["source", "target"])
+    with pytest.raises(DataError, match="nope.npz not found"):
+        load_npz(tmp_path / "nope.npz")
