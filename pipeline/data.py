@@ -6,11 +6,12 @@ test sets hold `test_size` sequences per length, redrawn wherever a row also occ
 Sequences shorter than the longest are right-padded with 0 and carry their length.
 """
 
+import time
 import zipfile
 
 import numpy as np
 
-from pipeline import files
+from pipeline import files, runlog
 from pipeline.errors import DataError, stage_entry
 from pipeline.params import DataParams, load_params
 from pipeline.tokens import DIGITS
@@ -91,6 +92,7 @@ def load_npz(path, keys=()):
 
 @stage_entry
 def main():
+    start = time.perf_counter()
     params = load_params()
     train, test, stats = make_datasets(params.data)
     files.write_npz(TRAIN_PATH, **train)
@@ -101,6 +103,7 @@ def main():
         f"{params.data.test_size} test sequences at each length {list(params.data.test_lengths)}, "
         f"overlap with training {stats['test_overlap_total']}"
     )
+    runlog.record_run("data", time.perf_counter() - start)
 
 
 if __name__ == "__main__":

@@ -70,7 +70,8 @@ def plot_length_accuracy(table_path, trained_lengths, path):
         lengths, mean, yerr=[low, high], fmt="none", ecolor="black", capsize=4, label="range over seeds"
     )
     lesson = [(n, v) for n, v in LESSON_LENGTH_TABLE.items() if n in lengths]
-    ax.scatter(*zip(*lesson, strict=True), marker="D", color="tab:red", zorder=3, label="lesson 10")
+    if lesson:  # only where this run tested the lesson's lengths
+        ax.scatter(*zip(*lesson, strict=True), marker="D", color="tab:red", zorder=3, label="lesson 10")
     for n, m in zip(lengths, mean, strict=True):
         ax.annotate(f"{m:.1f}%", (n + 0.62, 2), ha="left", fontsize=8, rotation=90)
     ax.set_xticks(lengths, [f"{n}\n(trained)" if n in trained_lengths else str(n) for n in lengths])

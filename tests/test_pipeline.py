@@ -77,6 +77,17 @@ def test_dvc_repro_writes_the_metrics(reproduced):
     assert "step    30  loss" in result.stdout + result.stderr  # the greppable progress line
 
 
+def test_report_renders_the_claims_and_figures(reproduced):
+    repo, _ = reproduced
+    header = (repo / "reports/claims.csv").read_text().splitlines()[0]
+    assert header == "id,source,claim,expected,reproduced,tolerance,status"
+    readme = (repo / "reports/README.md").read_text()
+    assert readme.startswith("# Replication report") and "claims pass" in readme.splitlines()[2]
+    assert "| l10-params | lesson 10 | Transformer parameters | 59744 | 59744 | exact | pass |" in readme
+    figures = sorted(p.name for p in (repo / "reports/figures").glob("*.png"))
+    assert {"loss.png", "length_accuracy.png", "cross_attention.png", "residual.png"} <= set(figures)
+
+
 def test_second_repro_has_nothing_to_do(reproduced):
     repo, _ = reproduced
     again = run(["dvc", "repro"], repo)
