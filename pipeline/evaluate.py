@@ -1,5 +1,5 @@
-"""Stage `evaluate`: greedy decoding and teacher forcing on held-out sequences, per length and seed
-(lesson 10, part 4: "Generar y medir" and "Lo que no aprendió")."""
+"""Stage `evaluate`: greedy decoding, the paper's beam search and teacher forcing on held-out
+sequences, per length and seed (lesson 10, part 4: "Generar y medir" and "Lo que no aprendió")."""
 
 import time
 
@@ -10,7 +10,7 @@ from pipeline import files, runlog
 from pipeline.batching import make_batch
 from pipeline.checkpoint import check_fits, checkpoint_path, load_checkpoint
 from pipeline.data import TEST_PATH, load_npz
-from pipeline.decoding import accuracy, greedy, teacher_forced
+from pipeline.decoding import accuracy, beam_search, greedy, greedy_cached, teacher_forced
 from pipeline.errors import stage_entry
 from pipeline.params import load_params
 from pipeline.stats import across_seeds
@@ -22,33 +22,38 @@ EXAMPLE_PATH = "metrics/evaluate/example.json"
 LESSON_EXAMPLE = [2, 9, 2, 0, 0, 2, 6, 7, 9, 4]  # lesson 10's example input
 
 
-def decode_set(model, source, target, batch_size, device):
-    """Greedy and teacher-forced predictions for one test set of equal-length rows."""
-    greedy_out, forced_out = [], []
+def decode_set(model, source, target, batch_size, device, beam_size=4, length_penalty=0.6):
+    """Greedy (key/value-cached: the same tokens as re-running the decoder), teacher-forced and
+    beam-search predictions for one test set of equal-length rows."""
+    greedy_out, forced_out, beam_out = [], [], []
     for start in range(0, len(source), batch_size):
         rows = slice(start, start + batch_size)
         lengths = np.full(len(source[rows]), source.shape[1])
         batch = make_batch(source[rows], target[rows], lengths, device)
-        greedy_out.append(greedy(model, batch.src))
+        greedy_out.append(greedy_cached(model, batch.src))
         forced_out.append(teacher_forced(model, batch.src, batch.tgt_in))
-    return torch.cat(greedy_out).cpu(), torch.cat(forced_out).cpu()
+        beam_out.append(beam_search(model, batch.src, beam_size, length_penalty))
+    return torch.cat(greedy_out).cpu(), torch.cat(forced_out).cpu(), torch.cat(beam_out).cpu()
 
 
-def evaluate_model(model, test, lengths, batch_size, device):
-    """Per length: greedy and teacher-forcing accuracies, plus the failing rows of greedy."""
+def evaluate_model(model, test, lengths, batch_size, device, beam_size=4, length_penalty=0.6):
+    """Per length: greedy, teacher-forcing and beam-search accuracies, and the failing rows of greedy."""
     results, failures = {}, {}
     for n in lengths:
         source, target = test[f"source_{n}"], test[f"target_{n}"]
-        pred, forced = decode_set(model, source, target, batch_size, device)
+        pred, forced, beam = decode_set(model, source, target, batch_size, device, beam_size, length_penalty)
         target_t = torch.as_tensor(target, dtype=torch.long)
         seq, digit = accuracy(pred, target_t)
         tf_seq, tf_digit = accuracy(forced, target_t)
+        beam_seq, beam_digit = accuracy(beam, target_t)
         results.update(
             {
                 f"length_{n}_seq_acc": seq,
                 f"length_{n}_digit_acc": digit,
                 f"length_{n}_tf_seq_acc": tf_seq,
                 f"length_{n}_tf_digit_acc": tf_digit,
+                f"length_{n}_beam_seq_acc": beam_seq,
+                f"length_{n}_beam_digit_acc": beam_digit,
             }
         )
         wrong = (pred != target_t).any(1).nonzero().flatten().tolist()
@@ -57,7 +62,7 @@ def evaluate_model(model, test, lengths, batch_size, device):
 
 
 def headline(results, trained_lengths, test_lengths):
-    """Greedy and teacher forcing at the trained length(s), averaged over them."""
+    """Greedy, teacher forcing and beam search at the trained length(s), averaged over them."""
     at = [n for n in test_lengths if n in trained_lengths] or list(test_lengths)
     out = {}
     for name, key in [
@@ -65,6 +70,8 @@ def headline(results, trained_lengths, test_lengths):
         ("greedy_digit_acc", "digit_acc"),
         ("tf_seq_acc", "tf_seq_acc"),
         ("tf_digit_acc", "tf_digit_acc"),
+        ("beam_seq_acc", "beam_seq_acc"),
+        ("beam_digit_acc", "beam_digit_acc"),
     ]:
         out[name] = float(np.mean([results[f"length_{n}_{key}"] for n in at]))
     return out
@@ -119,17 +126,23 @@ def main():
         path = checkpoint_path(MODELS_DIR, seed)
         model, _ = load_checkpoint(path, device)
         check_fits(model, lengths, path)
-        results, failures = evaluate_model(model, test, lengths, params.evaluate.batch_size, device)
+        ev = params.evaluate
+        results, failures = evaluate_model(
+            model, test, lengths, ev.batch_size, device, ev.beam_size, ev.length_penalty
+        )
         per_seed[seed] = {**headline(results, params.data.train_lengths, lengths), **results}
         r = per_seed[seed]
         print(
             f"seed {seed}: greedy {r['greedy_seq_acc']:.1%} sequences, {r['greedy_digit_acc']:.1%} "
             f"digits; teacher forcing {r['tf_seq_acc']:.1%}, {r['tf_digit_acc']:.1%}"
         )
-        if example is None:
-            example = {"seed": seed, **cross_attention_example(model, LESSON_EXAMPLE, device)}
+        seen = cross_attention_example(model, LESSON_EXAMPLE, device)
+        if example is None:  # the first seed's attention maps; every seed's output
+            example = {"seed": seed, **seen, "outputs_by_seed": {}}
             print(f"seed {seed}: some greedy failures (input / predicted / expected)")
             show_failures(failures, params.evaluate.show_failures)
+        example["outputs_by_seed"][str(seed)] = seen["output"]
+        print(f"seed {seed}: {' '.join(map(str, LESSON_EXAMPLE))} -> {' '.join(map(str, seen['output']))}")
     metrics = across_seeds(per_seed, list(next(iter(per_seed.values()))))
     files.write_json(METRICS_PATH, metrics)
     files.write_text(LENGTH_TABLE_PATH, length_table(metrics, lengths, params.train.seeds))

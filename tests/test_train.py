@@ -140,3 +140,40 @@ def test_evaluation_refuses_lengths_beyond_the_checkpoints_positions():
     check_fits(model, [6, 10], "m.pt")
     with pytest.raises(DataError, match="max_len = 10, but the test data has lengths \\[12\\]"):
         check_fits(model, [10, 12], "m.pt")
+
+
+class Interrupt(Exception):
+    pass
+
+
+def test_resumed_training_ends_with_the_same_bytes_as_an_uninterrupted_run(tmp_path):
+    from pipeline.resume import for_seed
+
+    params = tiny_params(train={"steps": 30, "resume_every": 10})
+    data = train_data(params)
+    whole, whole_losses = train_model(params, 0, data)
+
+    def stop_at_25(step, loss, lr):
+        if step == 25:
+            raise Interrupt
+
+    saved = for_seed(params, 0, len(data["source"]), tmp_path)
+    with pytest.raises(Interrupt):
+        train_model(params, 0, data, on_step=stop_at_25, resume=saved)
+    assert saved.load()["step"] == 20  # the last periodic state before the interruption
+    seen = []
+    resumed, losses = train_model(params, 0, data, on_step=lambda s, v, lr: seen.append(s), resume=saved)
+    assert seen == list(range(1, 31))  # replayed steps reach the logger too
+    assert losses == whole_losses and state_bytes(resumed) == state_bytes(whole)
+
+
+def test_a_state_saved_under_other_parameters_is_ignored(tmp_path):
+    from pipeline.resume import for_seed
+
+    params = tiny_params(train={"steps": 20, "resume_every": 10})
+    data = train_data(params)
+    other = tiny_params(train={"steps": 20, "resume_every": 10, "lr": 0.001})
+    for_seed(other, 0, len(data["source"]), tmp_path).save(
+        10, torch.zeros(3), torch.optim.Adam([torch.zeros(1, requires_grad=True)]), [1.0]
+    )
+    assert for_seed(params, 0, len(data["source"]), tmp_path).load() is None

@@ -1,0 +1,238 @@
+"""Fast decoding agrees with the plain one (the key/value cache, beam search); the flat Adam update
+changes no bits; the speed benchmark's reference model and figure work (issue 6)."""
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from pipeline.batching import batch_indices, make_batch
+from pipeline.benchmark import ReferenceTransformer, csv_text, train_reference
+from pipeline.benchmark_figure import plot_benchmark
+from pipeline.checkpoint import load_checkpoint
+from pipeline.data import make_datasets
+from pipeline.decoding import beam_search, greedy, greedy_cached, length_penalty
+from pipeline.evaluate import evaluate_model, headline
+from pipeline.model import Transformer, count_parameters, padding_mask
+from pipeline.params import ModelParams
+from pipeline.recipe import learning_rate, smoothed_loss
+from pipeline.tokens import BOS
+from pipeline.train import train_model
+from tests.conftest import tiny_params
+
+CHECKPOINT, TEST_DATA = Path("models/seed_0.pt"), Path("data/test.npz")
+
+
+def random_model(norm, seed=0, **config):
+    """A tiny model with random weights, in eval mode (decoding never drops out)."""
+    torch.manual_seed(seed)
+    base = {"d_model": 16, "heads": 2, "layers": 2, "d_ff": 32, "dropout": 0.1, "max_len": 24, "norm": norm}
+    return Transformer(ModelParams(**{**base, **config})).eval()
+
+
+@pytest.fixture(scope="module")
+def half_trained():
+    """Tiny models after 100 steps on sorting lengths 4, 6 and 8 (about a second each). Random weights
+    decode nearly every input to one repeated digit; these write varied outputs, where a cache that
+    went wrong would show, and beam search often departs from greedy."""
+    models = {}
+    for norm in ("post", "pre"):
+        params = tiny_params(
+            data={"train_lengths": (4, 6, 8), "train_size": 2048},
+            model={"norm": norm, "layers": 2, "max_len": 24},
+            train={"steps": 100, "lr": 0.02, "warmup": 10},
+        )
+        models[norm] = train_model(params, 0, make_datasets(params.data)[0])[0].eval()
+    return models
+
+
+def random_sources(rows, length, padded, seed=1):
+    """(src, src_mask): digits, and when `padded` a mask hiding a random tail of most rows."""
+    g = torch.Generator().manual_seed(seed)
+    src = torch.randint(0, 10, (rows, length), generator=g)
+    if not padded:
+        return src, None
+    lengths = torch.randint(2, length + 1, (rows,), generator=g)
+    lengths[0] = length  # one full row, as make_batch trims to the longest
+    src = src.masked_fill(torch.arange(length)[None, :] >= lengths[:, None], 0)
+    return src, padding_mask(lengths, length)
+
+
+CASES = list(itertools.product(["post", "pre"], [False, True]))
+
+
+@pytest.mark.parametrize("norm, padded", CASES)
+def test_cached_greedy_equals_uncached_token_for_token(norm, padded, half_trained):
+    models = [random_model(norm, seed) for seed in range(3)] + [half_trained[norm]]
+    for seed, model in enumerate(models):
+        src, mask = random_sources(64, 8, padded, seed)
+        for out_len in (8, 14):
+            expected = greedy(model, src, out_len, mask)
+            assert torch.equal(greedy_cached(model, src, out_len, mask), expected)
+    assert expected.unique(dim=0).shape[0] > 10  # the half-trained model writes varied outputs
+
+
+@pytest.mark.parametrize("norm, padded", CASES)
+def test_each_cached_step_gives_the_last_row_of_full_decoding(norm, padded, half_trained):
+    model = half_trained[norm]
+    src, mask = random_sources(6, 8, padded)
+    memory = model.encode(src, mask)
+    cache = model.start_cache(memory, mask, steps=8)
+    tgt_in = torch.cat([torch.full((6, 1), BOS), torch.randint(0, 10, (6, 7))], dim=1)
+    with torch.no_grad():
+        for t in range(8):
+            trace, step_trace = [], []
+            full = model.decode(tgt_in[:, : t + 1], memory, mask, trace=trace)[:, -1]
+            step = model.decode_step(tgt_in[:, t], cache, trace=step_trace)
+            assert torch.allclose(step, full, atol=1e-5)
+            for a, b in zip(step_trace, trace, strict=True):  # the cross-attention of the new row
+                assert b.cross_attention.shape == (6, 2, t + 1, 8)
+                assert torch.allclose(a.cross_attention[:, :, 0], b.cross_attention[:, :, -1], atol=1e-6)
+    with pytest.raises(ValueError, match="room for 8 tokens"):
+        model.decode_step(tgt_in[:, 0], cache)
+
+
+def test_a_full_cache_cannot_outgrow_the_positions():
+    model = random_model("post", max_len=6)
+    with pytest.raises(ValueError, match="exceed max_len"):
+        model.start_cache(model.encode(torch.zeros(1, 3, dtype=torch.long)), steps=7)
+
+
+@pytest.mark.skipif(not CHECKPOINT.exists(), reason="no trained checkpoint (run `dvc repro train`)")
+def test_cached_greedy_equals_uncached_on_the_trained_model():
+    model, _ = load_checkpoint(CHECKPOINT)
+    if TEST_DATA.exists():
+        with np.load(TEST_DATA) as test:
+            sources = [torch.as_tensor(test[f"source_{n}"][:200], dtype=torch.long) for n in (10, 12)]
+    else:
+        sources = [
+            torch.randint(0, 10, (200, n), generator=torch.Generator().manual_seed(n)) for n in (10, 12)
+        ]
+    for src in sources:
+        assert torch.equal(greedy_cached(model, src), greedy(model, src))
+
+
+@pytest.mark.parametrize("norm, padded", CASES)
+def test_beam_of_one_is_greedy(norm, padded, half_trained):
+    for model in (random_model(norm), half_trained[norm]):
+        src, mask = random_sources(64, 8, padded)
+        expected = greedy(model, src, src_mask=mask)
+        assert torch.equal(beam_search(model, src, beam_size=1, src_mask=mask), expected)
+
+
+def test_beam_search_finds_the_best_sequence_when_the_beam_holds_every_prefix(half_trained):
+    """Two output tokens, ten digits: a beam of 10 keeps every first token, so it must return the
+    most probable of all 100 outputs, found here by scoring each one with teacher forcing."""
+    model = half_trained["post"]
+    src, mask = random_sources(5, 6, padded=True)
+    found = beam_search(model, src, beam_size=10, out_len=2, src_mask=mask)
+    pairs = torch.tensor(list(itertools.product(range(10), repeat=2)))  # (100, 2)
+    with torch.no_grad():
+        for i in range(5):
+            tgt_in = torch.cat([torch.full((100, 1), BOS), pairs[:, :1]], dim=1)
+            logits = model(src[i : i + 1].expand(100, -1), tgt_in, mask[i : i + 1].expand(100, -1, -1, -1))
+            logits[..., BOS] = float("-inf")
+            logp = logits.log_softmax(-1).gather(2, pairs[:, :, None]).sum((1, 2))  # (100,)
+            assert found[i].tolist() == pairs[logp.argmax()].tolist()
+
+
+def test_beam_search_departs_from_greedy_on_some_inputs(half_trained):
+    src, mask = random_sources(64, 8, padded=True)
+    model = half_trained["pre"]
+    assert (beam_search(model, src, 4, src_mask=mask) != greedy(model, src, src_mask=mask)).any(1).sum() > 5
+
+
+def test_length_penalty_cannot_reorder_outputs_of_one_length(half_trained):
+    assert length_penalty(1, 0.6) == pytest.approx(1.0)  # (5 + 1) / 6 = 1
+    assert length_penalty(10, 0.6) == pytest.approx(2.5**0.6)
+    assert length_penalty(10, 0.0) == 1.0
+    model = half_trained["pre"]
+    src, mask = random_sources(32, 9, padded=True)
+    outputs = [beam_search(model, src, 4, alpha, src_mask=mask) for alpha in (0.0, 0.6, 2.0)]
+    assert all(torch.equal(outputs[0], out) for out in outputs[1:])
+
+
+def test_evaluate_reports_beam_search_beside_greedy(half_trained):
+    model = half_trained["post"]
+    g = np.random.default_rng(0)
+    test = {}
+    for n in (4, 6):
+        test[f"source_{n}"] = g.integers(0, 10, (30, n)).astype(np.int8)
+        test[f"target_{n}"] = np.sort(test[f"source_{n}"], axis=1)
+    results, _ = evaluate_model(model, test, (4, 6), 16, "cpu", beam_size=3, length_penalty=0.6)
+    for n in (4, 6):
+        assert {f"length_{n}_beam_seq_acc", f"length_{n}_beam_digit_acc", f"length_{n}_seq_acc"} <= set(
+            results
+        )
+    top = headline(results, (6,), (4, 6))
+    assert top["beam_seq_acc"] == results["length_6_beam_seq_acc"]
+    assert top["greedy_seq_acc"] == results["length_6_seq_acc"]
+
+
+def test_flat_adam_in_train_model_changes_no_bits():
+    """train_model updates all parameters as one flat buffer; the lesson's per-parameter Adam loop,
+    written out here, must give the same losses and the same weights, bit for bit."""
+    params = tiny_params(model={"dropout": 0.1, "layers": 2}, train={"steps": 12})
+    data = make_datasets(params.data)[0]
+    model, losses = train_model(params, 0, data)
+
+    tp = params.train
+    torch.manual_seed(0)
+    reference = Transformer(params.model).train()
+    opt = torch.optim.Adam(reference.parameters(), lr=tp.lr, betas=tp.betas, eps=tp.eps, foreach=False)
+    expected = []
+    for step, rows in enumerate(batch_indices(len(data["source"]), tp.batch_size, tp.steps, 0), start=1):
+        batch = make_batch(data["source"][rows], data["target"][rows], data["lengths"][rows])
+        for group in opt.param_groups:
+            group["lr"] = learning_rate(step, tp.lr, tp.warmup)
+        loss = smoothed_loss(
+            reference(batch.src, batch.tgt_in, batch.src_mask), batch.target, tp.label_smoothing
+        )
+        expected.append(loss.item())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    assert losses == expected
+    ours = model.state_dict()
+    assert all(torch.equal(ours[k], v) for k, v in reference.state_dict().items())
+    assert all(
+        p.grad is None and p.data.untyped_storage().nbytes() == p.numel() * 4 for p in model.parameters()
+    )
+
+
+def test_the_benchmark_reference_has_our_shape_and_trains_in_our_loop():
+    params = tiny_params(model={"layers": 2, "dropout": 0.1}, train={"steps": 3})
+    assert count_parameters(ReferenceTransformer(params.model)) == count_parameters(Transformer(params.model))
+    _, losses = train_reference(params, 0, make_datasets(params.data)[0])
+    assert len(losses) == 3 and all(np.isfinite(losses))
+
+
+def test_the_benchmark_figure_reads_only_saved_files(tmp_path):
+    metrics = {
+        "train_step_speedup": 1.4, "decode_rows": 100, "decode_growth_exponent_uncached": 1.7,
+        "decode_growth_exponent_cached": 1.1, "seeds_steps": 200, "cpu": "cpu", "cpu_count": 2,
+        "torch": torch.__version__, "threads": 1, "load_average_before": 0.5, "load_average_after": 1.0,
+    }  # fmt: skip
+    tables = {
+        "train_step": csv_text(
+            ["implementation", "median_ms", "q1_ms", "q3_ms", "steps_timed"],
+            [["ours", 20, 19, 22, 100], ["nn.Transformer, foreach Adam", 28, 27, 30, 100]],
+        ),
+        "decoding": csv_text(
+            ["length", "uncached_ms", "cached_ms", "speedup"], [[10, 80, 40, 2], [64, 1900, 300, 6.3]]
+        ),
+        "throughput": csv_text(["decoder", "sequences_per_s"], [["greedy, cached", 9000]]),
+        "seeds": csv_text(
+            ["setup", "seeds", "processes", "wall_s", "ratio_to_one", "cpu_share"],
+            [["one seed", 1, 1, 7, 1, 1.0], ["train_all", 3, 2, 13, 1.86, 0.98]],
+        ),
+    }
+    for name, text in tables.items():
+        (tmp_path / "benchmark").mkdir(exist_ok=True)
+        (tmp_path / "benchmark" / f"{name}.csv").write_text(text)
+    (tmp_path / "benchmark.json").write_text(json.dumps(metrics))
+    plot_benchmark(tmp_path / "benchmark.json", tmp_path / "figure.png")
+    assert (tmp_path / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
