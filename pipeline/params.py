@@ -102,6 +102,20 @@ def spec(default, rule):
 POSITIVE_FLOAT = float_in(0.0, math.inf, low_open=True)
 POSITIVE_INT = int_at_least(1)
 
+# model.positions (issue 7, "sort any length"): sinusoidal is the paper's (section 3.5) and the default;
+# none_encoder adds no positions in the encoder (the decoder keeps sinusoids); learned trains one
+# vector per position (both stacks); randomized gives each training sequence the sinusoids of a sorted
+# random subset of [0, max_len) (Ruoss et al., 2023), in both stacks, and positions 0, 1, 2, ... at
+# evaluation; alibi adds no vectors but -m_h |i - j| to the encoder's self-attention scores (Press et
+# al., 2022), while the decoder's self-attention keeps only its causal mask and cross-attention has
+# no bias (an output step has no distance to an input position); bos adds no positional vectors in
+# either stack and opens the source with BOS, as the target is opened: a key present exactly once,
+# against which attention can count.
+POSITIONS = ("sinusoidal", "none_encoder", "learned", "randomized", "alibi", "bos")
+# The study's variants: the pipeline's own checkpoints (models/), or a positional scheme trained on
+# data.train_lengths ("fixed") or on study.train_lengths ("mixed").
+STUDY_VARIANTS = ("pipeline", *(f"{p}_{t}" for p in POSITIONS for t in ("fixed", "mixed")))
+
 # ------------------------------------------------------------------------------------- sections
 
 
@@ -126,7 +140,7 @@ class ModelParams:
     d_ff: int = spec(128, POSITIVE_INT)
     dropout: float = spec(0.1, float_in(0.0, 1.0))
     norm: str = spec("post", one_of("post", "pre"))
-    positions: str = spec("sinusoidal", one_of("sinusoidal"))
+    positions: str = spec("sinusoidal", one_of(*POSITIONS))  # see POSITIONS
     max_len: int = spec(64, POSITIVE_INT)
 
 
@@ -146,6 +160,7 @@ class TrainParams:
     seeds: tuple = spec((0, 1, 2), list_of(int_at_least(0), "integers >= 0", unique=True))
     device: str = spec("auto", one_of("auto", "cpu", "cuda"))
     log_every: int = spec(300, POSITIVE_INT)
+    resume_every: int = spec(0, int_at_least(0))  # 0: off; N: save a resumable state every N steps
 
 
 @dataclass(frozen=True)
@@ -154,6 +169,8 @@ class EvaluateParams:
 
     batch_size: int = spec(1000, POSITIVE_INT)
     show_failures: int = spec(3, int_at_least(0))
+    beam_size: int = spec(4, POSITIVE_INT)  # the paper's beam (section 6.1); 1 is greedy
+    length_penalty: float = spec(0.6, float_in(0.0, math.inf))  # alpha of Wu et al. (2016)
 
 
 @dataclass(frozen=True)
@@ -168,12 +185,32 @@ class ProbeParams:
 
 
 @dataclass(frozen=True)
+class StudyParams:
+    """Issue 7: which positional schemes and training lengths sort lengths never trained on."""
+
+    variants: tuple = spec(
+        ("pipeline", "bos_mixed"), list_of(one_of(*STUDY_VARIANTS), "variant names", unique=True)
+    )
+    train_lengths: tuple = spec(tuple(range(1, 11)), list_of(POSITIVE_INT, "integers >= 1", unique=True))
+    steps: int = spec(4000, POSITIVE_INT)  # training steps of every variant the study trains
+    dropout: float = spec(0.0, float_in(0.0, 1.0))  # their dropout (the lesson's model.dropout is 0.1)
+    seeds: tuple = spec((0, 1, 2), list_of(int_at_least(0), "integers >= 0", unique=True))
+    max_length: int = spec(40, POSITIVE_INT)  # test every length 1..max_length a model's max_len allows
+    test_size: int = spec(500, POSITIVE_INT)  # sequences per length (all of them where fewer exist)
+    diagnosis_lengths: tuple = spec(
+        (6, 8, 10, 12, 14, 20), list_of(POSITIVE_INT, "integers >= 1", unique=True)
+    )
+    seed: int = spec(0, int_at_least(0))
+
+
+@dataclass(frozen=True)
 class Params:
     data: DataParams = field(default_factory=DataParams)
     model: ModelParams = field(default_factory=ModelParams)
     train: TrainParams = field(default_factory=TrainParams)
     evaluate: EvaluateParams = field(default_factory=EvaluateParams)
     probe: ProbeParams = field(default_factory=ProbeParams)
+    study: StudyParams = field(default_factory=StudyParams)
 
 
 # ------------------------------------------------------------------------------------- parsing
@@ -212,8 +249,7 @@ def _check_across(p: Params):
             f"model.d_model = {m.d_model} is not divisible by model.heads = {m.heads}: "
             "each head needs d_k = d_model / heads"
         )
-    if m.positions == "sinusoidal" and m.d_model % 2:
-        raise ConfigError(f"model.d_model = {m.d_model} must be even for sinusoidal positions")
+    check_positions("model.positions", m.positions, m, p.data.train_lengths)
     if p.train.batch_size > p.data.train_size:
         raise ConfigError(
             f"train.batch_size = {p.train.batch_size} exceeds data.train_size = {p.data.train_size}: "
@@ -226,6 +262,35 @@ def _check_across(p: Params):
                     f"data.{key} has {length}, beyond model.max_len = {m.max_len}: "
                     f"lengths must be in [1, {m.max_len}] (the decoder also reads BOS)"
                 )
+    for variant in p.study.variants:  # the study's tests and diagnosis stop at each model's max_len
+        if variant != "pipeline":
+            positions, lengths = variant_recipe(variant, p)
+            key = f"study.variants ({variant})"
+            if max(lengths) > m.max_len - (positions == "bos"):
+                raise ConfigError(
+                    f"{key} trains on length {max(lengths)}, beyond model.max_len = {m.max_len}"
+                    + (" less the BOS that opens the source" if positions == "bos" else "")
+                )
+            check_positions(key, positions, m, lengths)
+
+
+def check_positions(key, positions, m: ModelParams, train_lengths):
+    """A positional scheme that fits the model: sinusoids come in (sin, cos) pairs, and randomized
+    positions need a range [0, max_len) larger than the longest training sequence to sample from."""
+    if positions in ("sinusoidal", "none_encoder", "randomized") and m.d_model % 2:
+        raise ConfigError(f"model.d_model = {m.d_model} must be even for {positions} positions ({key})")
+    if positions == "randomized" and max(train_lengths) >= m.max_len:
+        raise ConfigError(
+            f"{key} = randomized samples positions from [0, model.max_len) = [0, {m.max_len}): "
+            f"model.max_len must exceed the longest training length, {max(train_lengths)}"
+        )
+
+
+def variant_recipe(variant, p: Params):
+    """A study variant's positional scheme and training lengths: `<positions>_fixed` trains on
+    data.train_lengths (the lesson's 10), `<positions>_mixed` on study.train_lengths."""
+    positions, lengths = variant.rsplit("_", 1)
+    return positions, p.data.train_lengths if lengths == "fixed" else p.study.train_lengths
 
 
 def parse_params(raw) -> Params:

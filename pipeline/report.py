@@ -6,7 +6,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from pipeline import claims_table, figures, files, runlog
+from pipeline import claims_table, figures, files, runlog, study_figures, study_report
+from pipeline.benchmark_figure import plot_benchmark
 from pipeline.claims import COLUMNS, Claim
 from pipeline.errors import DataError, stage_entry
 from pipeline.params import load_params
@@ -84,6 +85,20 @@ FIGURE_LIST = [
     ),
     ("jacobian_sweep.png", "Input-output Jacobian norms at initialisation from 1 to 12 layers a side."),
     ("layernorm.png", "Lesson 6's LayerNorm cell: per-row statistics, and per row against per column."),
+    (
+        "benchmark.png",
+        "Speed: our training step against nn.Transformer, cached decoding, throughput, seeds "
+        "side by side (python -m pipeline.benchmark; metrics/benchmark.json).",
+    ),
+    (
+        "study_length.png",
+        "Issue 7: exact sequences by input length for each variant of the study, seed range as a band.",
+    ),
+    (
+        "study_diagnosis.png",
+        "Issue 7: why the model trained on length 10 fails elsewhere: the pace of its outputs, by position.",
+    ),
+    ("study_attention.png", "Issue 7: where the cross-attention looks, inputs ordered by their rank."),
 ]
 
 
@@ -100,7 +115,12 @@ def findings(params, m):
         f"- Trained on length {trained}, greedy decoding sorts {100 * e['greedy_seq_acc']:.1f} % "
         f"± {100 * e['greedy_seq_acc_std']:.1f} of held-out sequences exactly "
         f"({100 * e['greedy_digit_acc']:.1f} % of digits); teacher forcing gives "
-        f"{100 * e['tf_seq_acc']:.1f} %.",
+        f"{100 * e['tf_seq_acc']:.1f} %"
+        + (
+            f", the paper's beam search (beam 4, α 0.6) {100 * e['beam_seq_acc']:.1f} %."
+            if "beam_seq_acc" in e
+            else "."
+        ),
         f"- The final loss, {t['loss_final']:.3f} ± {t['loss_final_std']:.3f}, sits "
         f"{t['loss_gap_to_floor']:.3f} above the floor {t['loss_floor']:.3f} that label smoothing "
         "sets (the entropy of the smoothed target).",
@@ -109,7 +129,7 @@ def findings(params, m):
     ]
 
 
-def render_readme(params, claims, runs, commit, notes=None, summary=()):
+def render_readme(params, claims, runs, commit, notes=None, summary=(), sections=()):
     counts = {s: sum(c.status == s for c in claims) for s in ("pass", "fail", "note")}
     lines = [
         "# Replication report",
@@ -141,6 +161,7 @@ def render_readme(params, claims, runs, commit, notes=None, summary=()):
     if notes:
         lines += ["", "## Notes from the probes", ""]
         lines += [f"- **{key.replace('_', ' ')}**: {text}" for key, text in notes.items()]
+    lines += ["", *sections]
     lines += ["", "## Figures", ""]
     for name, caption in FIGURE_LIST:
         if (FIGURES / name).exists():
@@ -195,6 +216,13 @@ def draw_figures(params, m):
     figures.plot_gradient_depth("metrics/probe/grad_norms.csv", FIGURES / "gradient_depth.png")
     figures.plot_jacobian_sweep("metrics/probe/jacobian_sweep.csv", FIGURES / "jacobian_sweep.png")
     figures.plot_layernorm("metrics/probe/layernorm_cell.csv", m["probe"], FIGURES / "layernorm.png")
+    plot_benchmark("metrics/benchmark.json", FIGURES / "benchmark.png")  # saved by the benchmark script
+    study = Path("metrics/study")
+    study_figures.plot_study_accuracy(
+        study / "length_accuracy.csv", study / "meta.json", FIGURES / "study_length.png"
+    )
+    study_figures.plot_study_diagnosis(study / "diagnosis.json", FIGURES / "study_diagnosis.png")
+    study_figures.plot_study_attention(study / "diagnosis.json", FIGURES / "study_attention.png")
 
 
 @stage_entry
@@ -214,7 +242,15 @@ def main():
     files.write_text(REPORTS / "claims.csv", claims_csv(claims))
     runlog.record_run("report", time.perf_counter() - start)
     notes = read_json("metrics/probe/notes.json")
-    readme = render_readme(params, claims, runlog.read_runs(), git_commit(), notes, findings(params, m))
+    runs = runlog.read_runs()
+    study = study_report.section(
+        read_json("metrics/study.json"),
+        read_json("metrics/study/meta.json"),
+        Path("metrics/study/diagnosis.md").read_text(),
+        runs.get("study", {}).get("train_seconds_per_seed"),
+        read_json("metrics/study/diagnosis.json"),
+    )
+    readme = render_readme(params, claims, runs, git_commit(), notes, findings(params, m), study)
     files.write_text(REPORTS / "README.md", readme)
     failed = [c.id for c in claims if c.status == "fail"]
     print(

@@ -19,6 +19,15 @@ TINY = {
     "model": {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "max_len": 16},
     "train": {"steps": 30, "batch_size": 16, "warmup": 5, "seeds": [0, 1], "log_every": 10},
     "evaluate": {"batch_size": 1000},
+    "study": {
+        "variants": ["pipeline", "bos_mixed"],
+        "train_lengths": [1, 2, 3, 4, 5],
+        "steps": 30,
+        "seeds": [0, 1],
+        "max_length": 8,
+        "test_size": 20,
+        "diagnosis_lengths": [3, 5, 7],
+    },
 }
 
 
@@ -46,7 +55,8 @@ def clone(tmp_path_factory):
     ).stdout.decode()
     for name in filter(None, listed.split("\0")):
         source = ROOT / name
-        if source.is_file() and not name.startswith(("metrics/", "reports/")) and name != "dvc.lock":
+        generated = name.startswith(("metrics/", "reports/")) and not name.startswith("metrics/benchmark")
+        if source.is_file() and not generated and name != "dvc.lock":  # the benchmark is an input
             (repo / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, repo / name)
     write_params(repo, TINY)
@@ -72,6 +82,14 @@ def test_dvc_repro_writes_the_metrics(reproduced):
     for key in ("greedy_seq_acc", "tf_seq_acc", "length_3_seq_acc", "length_5_digit_acc"):
         assert 0.0 <= evaluate[key] <= 1.0 and f"{key}_std" in evaluate and f"{key}_seed1" in evaluate
     assert data["test_overlap_total"] == 0
+    study = json.loads((repo / "metrics/study.json").read_text())
+    for variant in ("pipeline", "bos_mixed"):
+        assert (
+            0.0 <= study[f"{variant}_length_8_seq_acc"] <= 1.0
+            and f"{variant}_length_8_seq_acc_seed1" in study
+        )
+        assert f"{variant}_min_seq_acc_1_20" in study and f"{variant}_meets_bar" in study
+    assert (repo / "metrics/study/diagnosis.md").read_text().startswith("**Why the lesson's model fails")
     assert (repo / "models/seed_0.pt").exists() and (repo / "models/seed_1.pt").exists()
     assert (repo / "metrics/train/seed_1/plots/metrics/loss.tsv").read_text().count("\n") == 31
     assert "step    30  loss" in result.stdout + result.stderr  # the greppable progress line
@@ -86,6 +104,8 @@ def test_report_renders_the_claims_and_figures(reproduced):
     assert "| l10-params | lesson 10 | Transformer parameters | 59744 | 59744 | exact | pass |" in readme
     figures = sorted(p.name for p in (repo / "reports/figures").glob("*.png"))
     assert {"loss.png", "length_accuracy.png", "cross_attention.png", "residual.png"} <= set(figures)
+    assert {"study_length.png", "study_diagnosis.png", "study_attention.png"} <= set(figures)
+    assert "## Length generalisation (issue 7)" in readme and "| bos_mixed | bos | 1-5 | 30 | 2 |" in readme
 
 
 def test_second_repro_has_nothing_to_do(reproduced):

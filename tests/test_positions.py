@@ -1,0 +1,340 @@
+"""Issue 7's positional schemes and study: masks, caches, invariances, parameters, study helpers."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from pipeline.batching import make_batch
+from pipeline.data import make_datasets, row_keys
+from pipeline.decoding import greedy, greedy_cached
+from pipeline.errors import ConfigError
+from pipeline.model import Transformer, alibi_bias, count_parameters, padding_mask, random_positions
+from pipeline.params import POSITIONS, STUDY_VARIANTS, ModelParams, parse_params
+from pipeline.recipe import smoothed_loss
+from pipeline.study import (
+    accuracy_by_length,
+    diagnose,
+    every_sequence,
+    length_table,
+    make_test_sets,
+    mean_over_seeds,
+    summarise,
+    variant_params,
+)
+from pipeline.study_report import diagnosis_text, section
+from pipeline.tokens import BOS, IGNORE
+from pipeline.train import train_model
+from tests.conftest import tiny_params
+from tests.test_params import DEFAULT, with_value
+
+TINY = {"d_model": 16, "heads": 2, "layers": 2, "d_ff": 32, "dropout": 0.1, "max_len": 24}
+
+
+def random_model(positions, seed=0, **config):
+    torch.manual_seed(seed)
+    return Transformer(ModelParams(**{**TINY, "positions": positions, **config})).eval()
+
+
+@pytest.fixture(scope="module")
+def trained():
+    """Tiny models of every scheme after 80 steps on lengths 2-8: they write varied outputs."""
+    models = {}
+    for positions in POSITIONS:
+        params = tiny_params(
+            data={"train_lengths": (2, 4, 6, 8), "train_size": 1024},
+            model={"positions": positions, "layers": 2, "max_len": 24},
+            train={"steps": 80, "lr": 0.02, "warmup": 10},
+        )
+        models[positions] = train_model(params, 0, make_datasets(params.data)[0])[0].eval()
+    return models
+
+
+def padded_sources(rows, length, seed=1):
+    g = torch.Generator().manual_seed(seed)
+    src = torch.randint(0, 10, (rows, length), generator=g)
+    lengths = torch.randint(1, length + 1, (rows,), generator=g)
+    lengths[0] = length
+    return src.masked_fill(torch.arange(length)[None, :] >= lengths[:, None], 0), lengths
+
+
+# ------------------------------------------------------------------------- every scheme
+
+
+def test_the_default_model_is_the_lessons():
+    assert ModelParams().positions == "sinusoidal"
+    model = Transformer(ModelParams())
+    assert count_parameters(model) == 59_744
+    assert not hasattr(model, "position_embedding") and not hasattr(model, "alibi")
+
+
+@pytest.mark.parametrize("positions", POSITIONS)
+def test_parameter_counts(positions):
+    extra = 64 * 32 if positions == "learned" else 0  # one learned vector per position
+    assert count_parameters(Transformer(ModelParams(positions=positions))) == 59_744 + extra
+
+
+@pytest.mark.parametrize("positions", POSITIONS)
+def test_cached_greedy_equals_uncached_for_every_scheme(positions, trained):
+    for model in (random_model(positions), trained[positions]):
+        src, lengths = padded_sources(48, 9)
+        mask = padding_mask(lengths, 9)
+        for out_len in (9, 14):
+            assert torch.equal(greedy_cached(model, src, out_len, mask), greedy(model, src, out_len, mask))
+            assert torch.equal(greedy_cached(model, src, out_len), greedy(model, src, out_len))
+    assert greedy(trained[positions], src).unique(dim=0).shape[0] > 5  # varied outputs
+
+
+@pytest.mark.parametrize("positions", POSITIONS)
+def test_padding_never_changes_outputs_at_real_positions(positions, trained):
+    """Junk after a row's end, hidden by the key-padding mask (encoder self-attention and
+    cross-attention) and by the causal mask (decoder), leaves every real position's logits equal."""
+    for model in (random_model(positions, dropout=0.0), trained[positions]):
+        g = torch.Generator().manual_seed(3)
+        for n in (1, 4, 7):
+            src, tgt_in = torch.randint(0, 10, (2, n), generator=g), torch.randint(0, 11, (2, n), generator=g)
+            tgt_in[:, 0] = BOS
+            junk_src, junk_tgt = (
+                torch.randint(0, 10, (2, 5), generator=g),
+                torch.randint(0, 11, (2, 5), generator=g),
+            )
+            mask = padding_mask(torch.tensor([n, n]), n + 5)
+            plain = model(src, tgt_in)
+            padded = model(torch.cat([src, junk_src], 1), torch.cat([tgt_in, junk_tgt], 1), mask)
+            assert torch.allclose(padded[:, :n], plain, atol=1e-5)
+
+
+@pytest.mark.parametrize("positions", POSITIONS)
+def test_the_loss_ignores_padding(positions):
+    """A batch of rows of lengths 3 and 6: its loss is the mean over the 9 real tokens, whatever sits
+    in the padding; junk there changes nothing."""
+    model = random_model(positions, dropout=0.0).train()  # randomized positions draw in training
+    source = np.array([[4, 1, 3, 0, 0, 0], [9, 2, 2, 7, 0, 5]])
+    lengths = np.array([3, 6])
+    target = np.where(
+        np.arange(6) < lengths[:, None], np.sort(np.where(np.arange(6) < lengths[:, None], source, 10)), 0
+    )
+    batch = make_batch(source, target, lengths)
+    assert (batch.target[0, 3:] == IGNORE).all() and batch.src_mask[0, 0, 0].tolist() == [False] * 3 + [
+        True
+    ] * 3
+    torch.manual_seed(5)
+    loss = smoothed_loss(model(batch.src, batch.tgt_in, batch.src_mask), batch.target, 0.1)
+    junk = make_batch(np.where(batch.src_mask[:, 0, 0].numpy(), 8, source), target, lengths)
+    junk_in = batch.tgt_in.clone()
+    junk_in[0, 4:] = 7  # decoder inputs after the row's end
+    torch.manual_seed(5)
+    assert torch.allclose(smoothed_loss(model(junk.src, junk_in, junk.src_mask), junk.target, 0.1), loss)
+    model.eval()
+    per_token = []
+    for i, n in enumerate(lengths):
+        logits = model(batch.src[i : i + 1, :n], batch.tgt_in[i : i + 1, :n])
+        per_token.append(smoothed_loss(logits, batch.target[i : i + 1, :n], 0.1) * n)
+    full = smoothed_loss(model(batch.src, batch.tgt_in, batch.src_mask), batch.target, 0.1)
+    assert torch.allclose(full, sum(per_token) / lengths.sum(), atol=1e-6)
+
+
+# ------------------------------------------------------------------------ each scheme
+
+
+def test_without_positions_the_encoder_cannot_tell_a_sequence_from_itself_twice():
+    """Attention averages: with no positions in the encoder, the memory of x and of x twice over are
+    the same set of vectors, so every decoder output is the same, although sorted(1 2) is 1 2 and
+    the first two of sorted(1 2 1 2) are 1 1. A start token (bos) breaks the tie."""
+    x = torch.tensor([[1, 2, 7]])
+    twice = torch.cat([x, x], 1)
+    tgt_in = torch.tensor([[BOS, 1, 2]])
+    for positions in ("none_encoder", "alibi"):
+        model = random_model(positions)
+        same = torch.allclose(
+            model.decode(tgt_in, model.encode(x)), model.decode(tgt_in, model.encode(twice))
+        )
+        assert same == (positions == "none_encoder")
+    model = random_model("bos")
+    assert not torch.allclose(
+        model.decode(tgt_in, model.encode(x)), model.decode(tgt_in, model.encode(twice))
+    )
+
+
+def test_none_encoder_and_bos_memories_are_order_free():
+    x = torch.tensor([[5, 1, 8, 1, 3]])
+    perm = torch.tensor([3, 0, 4, 2, 1])
+    for positions in ("none_encoder", "bos"):
+        model = random_model(positions)
+        memory, shuffled = model.encode(x), model.encode(x[:, perm])
+        offset = memory.shape[1] - x.shape[1]  # bos: its row comes first
+        assert torch.allclose(shuffled[:, offset:], memory[:, offset:][:, perm], atol=1e-5)
+
+
+def test_bos_memory_opens_with_bos_and_masks_follow():
+    model = random_model("bos")
+    src, lengths = padded_sources(4, 6)
+    mask = padding_mask(lengths, 6)
+    memory = model.encode(src, mask)
+    assert memory.shape == (4, 7, 16)
+    assert model.source_mask(mask).shape == (4, 1, 1, 7) and not model.source_mask(mask)[..., 0].any()
+    cache = model.start_cache(memory, mask, steps=6)
+    assert cache.memory_mask.shape[-1] == 7
+
+
+def test_alibi_bias_and_reflection():
+    bias = alibi_bias(4, 5)
+    assert bias.shape == (4, 5, 5)
+    assert torch.allclose(bias[:, 0, 3], -3 * torch.tensor([1 / 4, 1 / 16, 1 / 64, 1 / 256]))
+    assert torch.equal(bias, bias.transpose(1, 2)) and (bias.diagonal(dim1=1, dim2=2) == 0).all()
+    model = random_model("alibi")  # a symmetric bias and no position vectors: mirror in, mirror out
+    x = torch.tensor([[5, 1, 8, 1, 3, 3]])
+    assert torch.allclose(model.encode(x.flip(1)), model.encode(x).flip(1), atol=1e-5)
+    assert not torch.allclose(model.encode(x[:, [1, 0, 2, 3, 4, 5]])[:, 1], model.encode(x)[:, 0], atol=1e-3)
+
+
+def test_randomized_positions_are_sorted_subsets_in_training_and_plain_in_evaluation():
+    torch.manual_seed(0)
+    rows = random_positions(500, 10, 24)
+    assert rows.shape == (500, 10) and rows.min() >= 0 and rows.max() < 24
+    assert (rows.diff(dim=1) > 0).all()  # sorted, no repeats
+    assert len(set(rows[:, 0].tolist())) > 5 and rows.max() > 20  # the whole range is used
+    model = random_model("randomized", dropout=0.0)
+    tokens = torch.randint(0, 10, (3, 7))
+    model.train()
+    assert not torch.equal(model.embed(tokens), model.embed(tokens))  # fresh positions each call
+    model.eval()
+    sinusoidal = random_model("sinusoidal", dropout=0.0)
+    assert torch.equal(model.embed(tokens), sinusoidal.embed(tokens))  # evaluation: 0, 1, 2, ...
+
+
+def test_learned_positions_are_trained_vectors():
+    model = random_model("learned", dropout=0.0)
+    tokens = torch.tensor([[3, 3]])
+    expected = model.embedding.weight[3] * 4 + model.position_embedding.weight[:2]
+    assert torch.allclose(model.embed(tokens)[0], expected)
+    assert model.embed(tokens[:, :1], start=5)[0, 0].allclose(
+        model.embedding.weight[3] * 4 + model.position_embedding.weight[5]
+    )
+
+
+# ----------------------------------------------------------------------------- params
+
+
+@pytest.mark.parametrize(
+    "dotted, value, words",
+    [
+        ("model.positions", "rope", ["model.positions", "'rope'", "sinusoidal", "alibi", "bos"]),
+        ("study.variants", ["bos_sometimes"], ["study.variants[0]", "bos_mixed"]),
+        ("study.variants", [], ["study.variants", "non-empty"]),
+        ("study.steps", 0, ["study.steps", "integer >= 1"]),
+        ("study.train_lengths", [1, 64], ["study.variants (bos_mixed)", "64", "max_len = 64", "BOS"]),
+    ],
+)
+def test_bad_study_and_position_values(dotted, value, words):
+    with pytest.raises(ConfigError) as caught:
+        parse_params(with_value(dotted, value))
+    assert all(word in str(caught.value) for word in words)
+
+
+def test_randomized_needs_room_to_sample():
+    raw = with_value("model.max_len", 10)
+    raw["model"]["positions"] = "randomized"
+    with pytest.raises(ConfigError, match="model.max_len must exceed the longest training length, 10"):
+        parse_params(raw)
+    raw = with_value("study.variants", ["randomized_mixed"])
+    raw["model"]["max_len"] = 10
+    raw["data"]["test_lengths"] = [6, 8, 10]
+    with pytest.raises(ConfigError, match=r"study.variants \(randomized_mixed\)"):
+        parse_params(raw)
+
+
+def test_every_study_variant_parses_and_builds():
+    params = parse_params(with_value("study.variants", list(STUDY_VARIANTS)))
+    for variant in STUDY_VARIANTS[1:]:
+        p = variant_params(params, variant)
+        assert p.model.positions == variant.rsplit("_", 1)[0]
+        assert p.data.train_lengths == ((10,) if variant.endswith("fixed") else tuple(range(1, 11)))
+        assert p.train.steps == p.study.steps and p.data.train_size == p.study.steps * p.train.batch_size
+    assert DEFAULT["study"]["variants"] == ["pipeline", "bos_mixed"]
+
+
+# ------------------------------------------------------------------------------ study
+
+
+def test_test_sets_hold_every_short_sequence_and_avoid_training():
+    assert every_sequence(2).shape == (100, 2) and len({tuple(r) for r in every_sequence(3)}) == 1000
+    train = np.random.default_rng(0).integers(0, 10, (3000, 5)).astype(np.int8)
+    keys = set(row_keys(train, np.full(3000, 5)))
+    sets, overlap = make_test_sets([2, 5], 200, 0, keys)
+    assert len(sets[2]) == 100 and overlap[5] == 0
+    assert not set(row_keys(sets[5], np.full(200, 5))) & keys
+
+
+def test_summary_and_bar():
+    seed = {
+        k: v
+        for n in range(1, 23)
+        for k, v in [(f"length_{n}_seq_acc", 1 - 0.0001 * n), (f"length_{n}_digit_acc", 1)]
+    }
+    per_seed = {0: seed, 3: {**seed, "length_17_seq_acc": 0.95}}
+    out = summarise(per_seed, range(1, 23))
+    assert out["length_17_seq_acc_seed3"] == 0.95 and out["length_17_seq_acc_seed0"] == 0.9983
+    assert out["worst_length_1_20"] == 17 and not out["meets_bar"] and out["bar_up_to_length"] == 16
+    assert out["length_17_seq_acc"] == pytest.approx((0.9983 + 0.95) / 2)
+    assert out["mean_seq_acc_21_22"] == pytest.approx(1 - 0.00215)
+    assert summarise({0: seed}, range(1, 23))["meets_bar"]
+    table = length_table({"a": out}, [1, 2]).splitlines()
+    assert table[0] == "length,a,a_std,a_min,a_max" and table[1].startswith("1,0.999900,0.000000")
+
+
+def test_test_model_and_diagnosis_on_a_tiny_model(trained):
+    model = trained["bos"]
+    tests = {n: np.random.default_rng(n).integers(0, 10, (30, n)).astype(np.int8) for n in (3, 6)}
+    accuracy = accuracy_by_length(model, tests, 16, "cpu")
+    assert set(accuracy) == {f"length_{n}_{k}_acc" for n in (3, 6) for k in ("seq", "digit")}
+    d = diagnose(model, tests[6])
+    assert len(d["acc_by_position"]) == 6 and np.array(d["attention_by_rank"]).shape == (6, 6)
+    assert 0 <= d["missing_digit"] <= 1 and d["rank_speed"] == pytest.approx(d["rank_speed"])
+    merged = mean_over_seeds({0: d, 1: d})
+    assert merged["seq_acc"] == d["seq_acc"] and merged["seq_acc_std"] == 0.0 and "seq_acc_seed1" in merged
+
+
+def test_the_words_follow_the_numbers():
+    def length(n, speed, ends9):
+        return {
+            "seq_acc": 0.5,
+            "sorted": 1.0,
+            "missing_digit": 0.9 if n < 10 else 0.0,
+            "extra_digit": 0.0,
+            "starts_with_0_given_no_0": 0.0,
+            "ends_with_9_given_no_9": ends9,
+            "rank_speed": speed,
+            "attention_speed": speed,
+            "acc_by_position": [1.0] * n,
+        }
+
+    diag = {
+        "seeds": [0, 1],
+        "trained_lengths": [10],
+        "lengths": {"6": length(6, 0.6, 0.0), "14": length(14, 1.4, 0.8)},
+    }
+    text = diagnosis_text(diag)
+    assert "0.60 at 6" in text and "1.40 at 14" in text and "80.0 % at 14 (present)" in text
+    assert "Shorter inputs (6)" in text and "Longer inputs (14)" in text
+    metrics = {"v_length_1_seq_acc": 1.0, "v_length_1_seq_acc_std": 0.0, "v_min_seq_acc_1_20": 1.0}
+    metrics |= {"v_worst_length_1_20": 1, "v_meets_bar": False, "v_bar_up_to_length": 1}
+    meta = {
+        "variants": {"v": {"positions": "bos", "train_lengths": [1, 2, 3], "steps": 5, "seeds": [0]}},
+        "bar": {"accuracy": 0.99, "lengths": [1, 20]},
+    }
+    lines = "\n".join(section(metrics, meta, text))
+    assert "## Length generalisation" in lines and "| 1 | **100.0 ± 0.0** |" in lines
+    assert "| 2 | – |" in lines and "| 4 | – |" in lines  # untested lengths
+    assert "**Bar not met**" in lines
+
+
+def test_a_study_variant_trains_from_the_pipelines_recipe():
+    params = tiny_params(model={"max_len": 16})
+    params = dataclasses.replace(
+        params, study=dataclasses.replace(params.study, steps=7, train_lengths=(1, 3))
+    )
+    p = variant_params(params, "alibi_mixed")
+    assert (p.model.positions, p.data.train_lengths, p.train.steps) == ("alibi", (1, 3), 7)
+    assert p.model.d_model == params.model.d_model and p.train.lr == params.train.lr
