@@ -57,3 +57,16 @@ def test_sort_cli_rejects_bad_input_in_one_line(words, error):
 
 def test_sort_cli_reads_spaced_or_joined_digits():
     assert parse_digits(["3", "1", "4"], 64) == parse_digits(["314"], 64) == [3, 1, 4]
+
+
+def test_probe_claims_note_what_a_shallower_probe_did_not_measure():
+    import json
+    from pathlib import Path
+
+    from pipeline.claims_table import probe_claims
+
+    measured = json.loads(Path("metrics/probe.json").read_text())
+    shallow = {k: v for k, v in measured.items() if not k.endswith("_12")}
+    rows = probe_claims(shallow)
+    assert rows[-1].id == "l6-depths" and rows[-1].status == "note"
+    assert "l6-res-without-12" in [r.id for r in probe_claims(measured)]
