@@ -266,7 +266,8 @@ class Transformer(nn.Module):
         return torch.cat([torch.zeros_like(mask[..., :1]), mask], dim=-1)
 
     def encode(self, src, src_mask=None):
-        """The memory: (B, T_enc, d_model). The encoder runs once per input."""
+        """The memory: (B, T_enc, d_model), one row more with positions bos (BOS first). The encoder
+        runs once per input."""
         if self.config.positions == "bos":  # BOS opens the source as it opens the target (issue 7)
             src = torch.cat([torch.full_like(src[:, :1], BOS), src], dim=1)
         x = self.embed(src, encoder=True)
