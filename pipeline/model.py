@@ -61,12 +61,27 @@ def additive_mask(mask, dtype=torch.float32):
     return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(mask, float("-inf"))
 
 
-class MultiHeadAttention(nn.Module):
-    """Multi-head attention (section 3.2.2): self-attention when xq is xkv, cross otherwise."""
+def visible_keys(mask, size):
+    """How many keys each query may look at, from a boolean or additive mask: (..., T_q, 1), or the
+    scalar `size` without a mask."""
+    if mask is None:
+        return torch.tensor(float(size))
+    allowed = ~mask if mask.dtype == torch.bool else torch.isfinite(mask)
+    return allowed.sum(-1, keepdim=True).clamp(min=1).to(torch.float32)
 
-    def __init__(self, d_model, heads):
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention (section 3.2.2): self-attention when xq is xkv, cross otherwise.
+
+    With `attention="log_length"` (issue 7) each query's scores are multiplied by log n, n the
+    number of keys it may look at (Chiang and Cholak, 2022; Nakanishi, 2025): a softmax over more
+    keys is made sharper in step, so that one key can keep the weight it had among fewer.
+    """
+
+    def __init__(self, d_model, heads, attention="softmax"):
         super().__init__()
         self.heads, self.d_k = heads, d_model // heads
+        self.length_scaled = attention == "log_length"
         self.wq, self.wk, self.wv, self.wo = (nn.Linear(d_model, d_model) for _ in range(4))
 
     def split_heads(self, x):
@@ -83,6 +98,8 @@ class MultiHeadAttention(nn.Module):
     def attend(self, q, k, v, mask=None):
         """softmax(Q K^T / sqrt(d_k)) V with heads joined by W^O (equation 1): (output, weights)."""
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, h, T_q, T_k)
+        if self.length_scaled:  # before the mask: a query that sees one key has log 1 = 0 for all
+            scores = scores * visible_keys(mask, k.shape[-2]).to(scores.dtype).log()
         if mask is not None:
             scores = scores + additive_mask(mask, scores.dtype)  # -inf where it may not look
         weights = scores.softmax(-1)  # (B, h, T_q, T_k)
@@ -115,9 +132,9 @@ class Residual(nn.Module):
 class EncoderLayer(nn.Module):
     """Self-attention, then FFN, each wrapped in residual + LayerNorm (section 3.1)."""
 
-    def __init__(self, d_model, heads, d_ff, dropout, norm="post"):
+    def __init__(self, d_model, heads, d_ff, dropout, norm="post", attention="softmax"):
         super().__init__()
-        self.attn, self.ffn = MultiHeadAttention(d_model, heads), feed_forward(d_model, d_ff)
+        self.attn, self.ffn = MultiHeadAttention(d_model, heads, attention), feed_forward(d_model, d_ff)
         self.sub = nn.ModuleList(Residual(d_model, dropout, norm) for _ in range(2))
 
     def forward(self, x, src_mask=None):
@@ -162,9 +179,10 @@ class DecoderCache:
 class DecoderLayer(nn.Module):
     """Masked self-attention, cross-attention over the memory, FFN (section 3.1)."""
 
-    def __init__(self, d_model, heads, d_ff, dropout, norm="post"):
+    def __init__(self, d_model, heads, d_ff, dropout, norm="post", attention="softmax"):
         super().__init__()
-        self.attn, self.cross = MultiHeadAttention(d_model, heads), MultiHeadAttention(d_model, heads)
+        self.attn = MultiHeadAttention(d_model, heads, attention)
+        self.cross = MultiHeadAttention(d_model, heads, attention)
         self.ffn = feed_forward(d_model, d_ff)
         self.sub = nn.ModuleList(Residual(d_model, dropout, norm) for _ in range(3))
 
@@ -219,7 +237,7 @@ class Transformer(nn.Module):
         self.embedding = nn.Embedding(vocab, c.d_model)  # shared: encoder in, decoder in, logits
         self.register_buffer("pe", sinusoidal_positions(c.max_len, c.d_model), persistent=False)
         self.register_buffer("causal", additive_mask(causal_mask(c.max_len)), persistent=False)
-        layer_args = (c.d_model, c.heads, c.d_ff, c.dropout, c.norm)
+        layer_args = (c.d_model, c.heads, c.d_ff, c.dropout, c.norm, c.attention)
         self.encoder = nn.ModuleList(EncoderLayer(*layer_args) for _ in range(c.layers))
         self.decoder = nn.ModuleList(DecoderLayer(*layer_args) for _ in range(c.layers))
         # Pre-norm leaves the residual stream un-normalised: a final LayerNorm closes each stack.

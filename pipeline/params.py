@@ -112,9 +112,22 @@ POSITIVE_INT = int_at_least(1)
 # either stack and opens the source with BOS, as the target is opened: a key present exactly once,
 # against which attention can count.
 POSITIONS = ("sinusoidal", "none_encoder", "learned", "randomized", "alibi", "bos")
-# The study's variants: the pipeline's own checkpoints (models/), or a positional scheme trained on
-# data.train_lengths ("fixed") or on study.train_lengths ("mixed").
-STUDY_VARIANTS = ("pipeline", *(f"{p}_{t}" for p in POSITIONS for t in ("fixed", "mixed")))
+# model.attention: softmax is the paper's softmax(QK^T / sqrt(d_k)) V; log_length multiplies each
+# query's scores by log n, n the number of keys it may look at (issue 7; Chiang and Cholak, 2022).
+ATTENTIONS = ("softmax", "log_length")
+# The study's variants, each a positional scheme trained on data.train_lengths ("fixed") or on
+# study.train_lengths ("mixed"), with the paper's softmax or, suffixed "_log_length", that attention;
+# the pipeline's own checkpoints (models/) are always in the study.
+_SUFFIXES = ("", *(f"_{a}" for a in ATTENTIONS[1:]))
+STUDY_VARIANTS = tuple(f"{p}_{t}{a}" for p in POSITIONS for t in ("fixed", "mixed") for a in _SUFFIXES)
+# Every scheme on mixed lengths, BOS on the lesson's length alone, and the best scheme with log-length
+# attention (params.yaml lists the same).
+DEFAULT_STUDY_VARIANTS = (
+    *(f"{p}_mixed" for p in POSITIONS if p != "bos"),
+    "bos_fixed",
+    "bos_mixed",
+    "bos_mixed_log_length",
+)
 
 # ------------------------------------------------------------------------------------- sections
 
@@ -141,6 +154,7 @@ class ModelParams:
     dropout: float = spec(0.1, float_in(0.0, 1.0))
     norm: str = spec("post", one_of("post", "pre"))
     positions: str = spec("sinusoidal", one_of(*POSITIONS))  # see POSITIONS
+    attention: str = spec("softmax", one_of(*ATTENTIONS))  # see ATTENTIONS
     max_len: int = spec(64, POSITIVE_INT)
 
 
@@ -189,7 +203,7 @@ class StudyParams:
     """Issue 7: which positional schemes and training lengths sort lengths never trained on."""
 
     variants: tuple = spec(
-        ("pipeline", "bos_mixed"), list_of(one_of(*STUDY_VARIANTS), "variant names", unique=True)
+        DEFAULT_STUDY_VARIANTS, list_of(one_of(*STUDY_VARIANTS), "variant names", unique=True)
     )
     train_lengths: tuple = spec(tuple(range(1, 11)), list_of(POSITIVE_INT, "integers >= 1", unique=True))
     steps: int = spec(4000, POSITIVE_INT)  # training steps of every variant the study trains
@@ -263,15 +277,14 @@ def _check_across(p: Params):
                     f"lengths must be in [1, {m.max_len}] (the decoder also reads BOS)"
                 )
     for variant in p.study.variants:  # the study's tests and diagnosis stop at each model's max_len
-        if variant != "pipeline":
-            positions, lengths = variant_recipe(variant, p)
-            key = f"study.variants ({variant})"
-            if max(lengths) > m.max_len - (positions == "bos"):
-                raise ConfigError(
-                    f"{key} trains on length {max(lengths)}, beyond model.max_len = {m.max_len}"
-                    + (" less the BOS that opens the source" if positions == "bos" else "")
-                )
-            check_positions(key, positions, m, lengths)
+        positions, lengths, _ = variant_recipe(variant, p)
+        key = f"study.variants ({variant})"
+        if max(lengths) > m.max_len - (positions == "bos"):
+            raise ConfigError(
+                f"{key} trains on length {max(lengths)}, beyond model.max_len = {m.max_len}"
+                + (" less the BOS that opens the source" if positions == "bos" else "")
+            )
+        check_positions(key, positions, m, lengths)
 
 
 def check_positions(key, positions, m: ModelParams, train_lengths):
@@ -287,10 +300,15 @@ def check_positions(key, positions, m: ModelParams, train_lengths):
 
 
 def variant_recipe(variant, p: Params):
-    """A study variant's positional scheme and training lengths: `<positions>_fixed` trains on
-    data.train_lengths (the lesson's 10), `<positions>_mixed` on study.train_lengths."""
+    """A study variant's positional scheme, training lengths and attention: `<positions>_fixed`
+    trains on data.train_lengths (the lesson's 10), `<positions>_mixed` on study.train_lengths, both
+    with softmax attention unless an attention of ATTENTIONS follows (`bos_mixed_log_length`)."""
+    attention = ATTENTIONS[0]
+    for other in ATTENTIONS[1:]:
+        if variant.endswith(f"_{other}"):
+            variant, attention = variant.removesuffix(f"_{other}"), other
     positions, lengths = variant.rsplit("_", 1)
-    return positions, p.data.train_lengths if lengths == "fixed" else p.study.train_lengths
+    return positions, p.data.train_lengths if lengths == "fixed" else p.study.train_lengths, attention
 
 
 def parse_params(raw) -> Params:

@@ -3,7 +3,9 @@
 import csv
 import io
 import json
+import statistics
 import subprocess
+import time
 from pathlib import Path
 
 from pipeline import claims_table, figures, files, runlog, study_figures, study_report
@@ -95,10 +97,18 @@ FIGURE_LIST = [
         "Issue 7: exact sequences by input length for each variant of the study, seed range as a band.",
     ),
     (
+        "study_heatmap.png",
+        "Issue 7: every variant at every tested length, mean over seeds; trained lengths outlined.",
+    ),
+    (
         "study_diagnosis.png",
         "Issue 7: why the model trained on length 10 fails elsewhere: the pace of its outputs, by position.",
     ),
-    ("study_attention.png", "Issue 7: where the cross-attention looks, inputs ordered by their rank."),
+    (
+        "study_attention.png",
+        "Issue 7: where the cross-attention looks, inputs ordered by their rank (models/ and the three "
+        "most accurate variants).",
+    ),
 ]
 
 
@@ -126,6 +136,7 @@ def findings(params, m):
         "sets (the entropy of the smoothed target).",
         f"- Away from the trained length the model fails, as the lesson found (exact sequences by "
         f"length: {table}); the spread across seeds is large at the lengths next to the trained one.",
+        *study_report.headline(m.get("study", {}), params.study.variants),
     ]
 
 
@@ -221,19 +232,30 @@ def draw_figures(params, m):
     study_figures.plot_study_accuracy(
         study / "length_accuracy.csv", study / "meta.json", FIGURES / "study_length.png"
     )
+    study_figures.plot_study_heatmap(
+        study / "length_accuracy.csv", study / "meta.json", FIGURES / "study_heatmap.png"
+    )
     study_figures.plot_study_diagnosis(study / "diagnosis.json", FIGURES / "study_diagnosis.png")
     study_figures.plot_study_attention(study / "diagnosis.json", FIGURES / "study_attention.png")
 
 
+def variant_seconds(runs):
+    """Each study variant's mean training seconds per seed, where this machine ran it."""
+    prefix = "variant@"
+    return {
+        name.removeprefix(prefix): statistics.fmean(run["train_seconds_per_seed"].values())
+        for name, run in runs.items()
+        if name.startswith(prefix) and run.get("train_seconds_per_seed")
+    }
+
+
 @stage_entry
 def main():
-    import time
-
     start = time.perf_counter()
     params = load_params()
     m = {
         name: read_json(f"metrics/{name}.json")
-        for name in ("architecture", "data", "train", "evaluate", "probe")
+        for name in ("architecture", "data", "train", "evaluate", "probe", "study")
     }
     m["example"] = read_json("metrics/evaluate/example.json")
     losses = read_losses("metrics/train", params.train.seeds)
@@ -247,7 +269,7 @@ def main():
         read_json("metrics/study.json"),
         read_json("metrics/study/meta.json"),
         Path("metrics/study/diagnosis.md").read_text(),
-        runs.get("study", {}).get("train_seconds_per_seed"),
+        variant_seconds(runs),
         read_json("metrics/study/diagnosis.json"),
     )
     readme = render_readme(params, claims, runs, git_commit(), notes, findings(params, m), study)

@@ -52,11 +52,43 @@ def plot_study_accuracy(table_path, meta_path, path):
     )
     axes[0].annotate("bar: lengths 1-20", (20.5, 50), textcoords="offset points", xytext=(4, 0), fontsize=8)
     axes[1].set(ylim=(90, 100.5), xlim=(0.5, 20.5), title="Zoom on the bar (lengths 1-20, 90-100 %)")
-    axes[0].legend(fontsize=7, loc="lower left")
+    axes[1].set_xticks(range(2, 21, 2))
+    axes[1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.suptitle(
         "Length generalisation: mean over seeds, band = seed range, dots = trained lengths, dashed = 99 %",
         fontsize=10,
     )
+    save(fig, path)
+
+
+def plot_study_heatmap(table_path, meta_path, path):
+    """Every variant at every tested length at a glance: one row per variant, the mean over seeds as
+    a colour and a number, trained lengths outlined, the bar's lengths left of the dotted line."""
+    rows = read_table(table_path)
+    meta = json.loads(Path(meta_path).read_text())
+    variants = list(meta["variants"])
+    lengths = [int(r["length"]) for r in rows]
+    grid = np.array([[100 * float(r[v]) if r[v] != "" else np.nan for r in rows] for v in variants])
+    fig, ax = plt.subplots(figsize=(max(8, 0.32 * len(lengths) + 3), 0.45 * len(variants) + 1.6))
+    image = ax.imshow(grid, aspect="auto", cmap="RdYlGn", vmin=0, vmax=100, interpolation="nearest")
+    for i, v in enumerate(variants):
+        for j, n in enumerate(lengths):
+            if np.isnan(grid[i, j]):
+                continue
+            value = grid[i, j]
+            text = "100" if value >= 99.95 else f"{value:.0f}" if value < 99 else f"{value:.1f}"[:4]
+            ax.text(j, i, text, ha="center", va="center", fontsize=5.5, color="black")
+            if n in meta["variants"][v]["train_lengths"]:
+                ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=1.2, ec="black"))
+    bar_edge = lengths.index(20) + 0.5 if 20 in lengths else None
+    if bar_edge is not None:
+        ax.axvline(bar_edge, color="black", ls=":", lw=1.2)
+    ax.set_xticks(range(len(lengths)), lengths, fontsize=7)
+    ax.set_yticks(range(len(variants)), variants, fontsize=8)
+    ax.grid(False)
+    ax.set_xlabel("input length (digits); outlined: trained on; dotted line: end of the bar's lengths 1-20")
+    fig.colorbar(image, ax=ax, fraction=0.025, pad=0.01, label="sorted exactly (%)")
+    ax.set_title("Exact-sequence accuracy by variant and length, mean over seeds (%)", fontsize=10)
     save(fig, path)
 
 
@@ -114,13 +146,16 @@ def plot_study_diagnosis(diagnosis_path, path):
     save(fig, path)
 
 
-def plot_study_attention(diagnosis_path, path):
+def plot_study_attention(diagnosis_path, path, variants_shown=3):
     """Cross-attention of the last decoder layer, inputs ordered by rank, averaged over inputs and
     heads: the ridge shows which place of the sorted input each step reads. One row for the
-    pipeline's model, one for each study variant diagnosed."""
+    pipeline's model, one for each of the `variants_shown` variants most accurate over the
+    diagnosis lengths."""
     diag = json.loads(Path(diagnosis_path).read_text())
     ref = max(diag["trained_lengths"])
-    panels = {"pipeline (models/)": diag["lengths"], **diag.get("variants", {})}
+    variants = diag.get("variants", {})
+    best = sorted(variants, key=lambda v: -np.mean([d["seq_acc"] for d in variants[v].values()]))
+    panels = {"pipeline (models/)": diag["lengths"], **{v: variants[v] for v in best[:variants_shown]}}
     lengths = sorted(int(n) for n in diag["lengths"])
     vmax = max(np.max(d[str(n)]["attention_by_rank"]) for d in panels.values() for n in lengths)
     fig, axes = plt.subplots(
@@ -154,5 +189,6 @@ def plot_study_attention(diagnosis_path, path):
         "Where the decoder's cross-attention looks, inputs ordered by rank "
         "(last layer, mean over heads and inputs)",
         fontsize=10,
+        y=0.92 + 0.02 / len(panels),
     )
     save(fig, path)

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from pipeline.errors import ConfigError
-from pipeline.params import load_params, parse_params
+from pipeline.params import Params, load_params, parse_params
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = yaml.safe_load((ROOT / "params.yaml").read_text())
@@ -119,3 +119,8 @@ def test_stage_prints_one_line_exits_nonzero_and_writes_nothing(tmp_path, text, 
     for word in words:
         assert word in lines[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["params.yaml"]  # no output written
+
+
+def test_the_codes_defaults_are_params_yaml():
+    """Tests build Params() and its sections from the dataclass defaults: they must be the pipeline's."""
+    assert parse_params(DEFAULT) == Params()

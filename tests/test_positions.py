@@ -1,29 +1,36 @@
 """Issue 7's positional schemes and study: masks, caches, invariances, parameters, study helpers."""
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
 import torch
 
+from pipeline import files
 from pipeline.batching import make_batch
 from pipeline.data import make_datasets, row_keys
 from pipeline.decoding import greedy, greedy_cached
-from pipeline.errors import ConfigError
-from pipeline.model import Transformer, alibi_bias, count_parameters, padding_mask, random_positions
+from pipeline.errors import ConfigError, PipelineError
+from pipeline.model import (
+    MultiHeadAttention,
+    Transformer,
+    additive_mask,
+    alibi_bias,
+    causal_mask,
+    count_parameters,
+    padding_mask,
+    random_positions,
+    visible_keys,
+)
 from pipeline.params import POSITIONS, STUDY_VARIANTS, ModelParams, parse_params
 from pipeline.recipe import smoothed_loss
-from pipeline.study import (
-    accuracy_by_length,
-    diagnose,
-    every_sequence,
-    length_table,
-    make_test_sets,
-    mean_over_seeds,
-    summarise,
-    variant_params,
-)
-from pipeline.study_report import diagnosis_text, section
+from pipeline.study import length_table, load_variant, summarise
+from pipeline.study_diagnosis import accuracy_by_length, diagnose, first_errors, mean_over_seeds
+from pipeline.study_report import section
+from pipeline.study_sets import every_sequence, make_test_sets
+from pipeline.study_text import diagnosis_text
+from pipeline.study_variant import variant_params, variant_path
 from pipeline.tokens import BOS, IGNORE
 from pipeline.train import train_model
 from tests.conftest import tiny_params
@@ -135,6 +142,49 @@ def test_the_loss_ignores_padding(positions):
     assert torch.allclose(full, sum(per_token) / lengths.sum(), atol=1e-6)
 
 
+# ------------------------------------------------------------------- log-length attention
+
+
+def test_visible_keys_counts_what_each_query_may_see():
+    assert visible_keys(None, 7).item() == 7
+    assert visible_keys(causal_mask(4), 4).flatten().tolist() == [1, 2, 3, 4]
+    padded = padding_mask(torch.tensor([2, 5]), 5)
+    assert visible_keys(padded, 5).flatten().tolist() == [2, 5]
+    assert visible_keys(additive_mask(padded), 5).flatten().tolist() == [2, 5]
+
+
+def test_log_length_keeps_one_keys_weight_among_more_keys():
+    """One key scores s, n - 1 others 0: softmax gives it e^s / (e^s + n - 1), which falls as n grows;
+    log-length attention gives n^s / (n^s + n - 1), which for s > 1 rises instead."""
+    attention = {a: MultiHeadAttention(2, 1, a) for a in ("softmax", "log_length")}
+    for n in (5, 10, 40):
+        q = torch.tensor([[[[2.0, 0.0]]]]) * math.sqrt(2)  # scores = q . k / sqrt(d_k) = 2 on key 0
+        k = torch.zeros(1, 1, n, 2)
+        k[..., 0, 0] = 1.0
+        v = torch.zeros(1, 1, n, 2)
+        weights = {a: m.attend(q, k, v)[1][0, 0, 0, 0].item() for a, m in attention.items()}
+        assert weights["softmax"] == pytest.approx(math.exp(2) / (math.exp(2) + n - 1))
+        assert weights["log_length"] == pytest.approx(n**2 / (n**2 + n - 1))
+
+
+@pytest.mark.parametrize("positions", ["sinusoidal", "bos"])
+def test_log_length_attention_decodes_and_pads_as_softmax_does(positions):
+    model = random_model(positions, dropout=0.0, attention="log_length")
+    assert count_parameters(model) == count_parameters(random_model(positions))  # no weights added
+    src, lengths = padded_sources(48, 9)
+    mask = padding_mask(lengths, 9)
+    for out_len in (9, 14):
+        assert torch.equal(greedy_cached(model, src, out_len, mask), greedy(model, src, out_len, mask))
+    g = torch.Generator().manual_seed(3)
+    src, tgt_in = torch.randint(0, 10, (2, 4), generator=g), torch.randint(0, 11, (2, 4), generator=g)
+    tgt_in[:, 0] = BOS
+    junk = torch.randint(0, 10, (2, 5), generator=g)
+    mask = padding_mask(torch.tensor([4, 4]), 9)
+    padded = model(torch.cat([src, junk], 1), torch.cat([tgt_in, junk], 1), mask)
+    assert torch.allclose(padded[:, :4], model(src, tgt_in), atol=1e-5)
+    assert not torch.allclose(model(src, tgt_in), random_model(positions, dropout=0.0)(src, tgt_in))
+
+
 # ------------------------------------------------------------------------ each scheme
 
 
@@ -224,13 +274,21 @@ def test_learned_positions_are_trained_vectors():
         ("study.variants", ["bos_sometimes"], ["study.variants[0]", "bos_mixed"]),
         ("study.variants", [], ["study.variants", "non-empty"]),
         ("study.steps", 0, ["study.steps", "integer >= 1"]),
-        ("study.train_lengths", [1, 64], ["study.variants (bos_mixed)", "64", "max_len = 64", "BOS"]),
+        ("study.train_lengths", [1, 64], ["study.variants (randomized_mixed)", "64", "max_len"]),
+        ("study.variants", ["bos_mixed_log_lengths"], ["study.variants[0]", "bos_mixed_log_length"]),
     ],
 )
 def test_bad_study_and_position_values(dotted, value, words):
     with pytest.raises(ConfigError) as caught:
         parse_params(with_value(dotted, value))
     assert all(word in str(caught.value) for word in words)
+
+
+def test_bos_needs_a_position_for_itself():
+    raw = with_value("study.variants", ["bos_mixed_log_length"])
+    raw["study"]["train_lengths"] = [1, 64]
+    with pytest.raises(ConfigError, match=r"\(bos_mixed_log_length\) trains on length 64.*less the BOS"):
+        parse_params(raw)
 
 
 def test_randomized_needs_room_to_sample():
@@ -247,12 +305,13 @@ def test_randomized_needs_room_to_sample():
 
 def test_every_study_variant_parses_and_builds():
     params = parse_params(with_value("study.variants", list(STUDY_VARIANTS)))
-    for variant in STUDY_VARIANTS[1:]:
+    for variant in STUDY_VARIANTS:
         p = variant_params(params, variant)
-        assert p.model.positions == variant.rsplit("_", 1)[0]
-        assert p.data.train_lengths == ((10,) if variant.endswith("fixed") else tuple(range(1, 11)))
+        assert p.model.attention == ("log_length" if variant.endswith("log_length") else "softmax")
+        assert p.model.positions == variant.removesuffix("_log_length").rsplit("_", 1)[0]
+        assert p.data.train_lengths == ((10,) if "_fixed" in variant else tuple(range(1, 11)))
         assert p.train.steps == p.study.steps and p.data.train_size == p.study.steps * p.train.batch_size
-    assert DEFAULT["study"]["variants"] == ["pipeline", "bos_mixed"]
+    assert {f"{p}_mixed" for p in POSITIONS} <= set(DEFAULT["study"]["variants"])  # every scheme
 
 
 # ------------------------------------------------------------------------------ study
@@ -292,6 +351,7 @@ def test_test_model_and_diagnosis_on_a_tiny_model(trained):
     d = diagnose(model, tests[6])
     assert len(d["acc_by_position"]) == 6 and np.array(d["attention_by_rank"]).shape == (6, 6)
     assert 0 <= d["missing_digit"] <= 1 and d["rank_speed"] == pytest.approx(d["rank_speed"])
+    assert sum(d["first_error"].values()) == pytest.approx(1 - d["seq_acc"])
     merged = mean_over_seeds({0: d, 1: d})
     assert merged["seq_acc"] == d["seq_acc"] and merged["seq_acc_std"] == 0.0 and "seq_acc_seed1" in merged
 
@@ -338,3 +398,36 @@ def test_a_study_variant_trains_from_the_pipelines_recipe():
     p = variant_params(params, "alibi_mixed")
     assert (p.model.positions, p.data.train_lengths, p.train.steps) == ("alibi", (1, 3), 7)
     assert p.model.d_model == params.model.d_model and p.train.lr == params.train.lr
+
+
+def test_the_study_refuses_a_missing_or_stale_variant(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    params = parse_params(with_value("study.variants", ["alibi_mixed"]))
+    with pytest.raises(PipelineError, match=r"alibi_mixed.json is missing: run `dvc repro variant@"):
+        load_variant(params, "alibi_mixed")
+    record = {"positions": "alibi", "attention": "softmax", "train_lengths": list(range(1, 11))}
+    record |= {"steps": params.study.steps, "seeds": list(params.study.seeds)}
+    files.write_json(variant_path("alibi_mixed"), record)
+    assert load_variant(params, "alibi_mixed") == record
+    files.write_json(variant_path("alibi_mixed"), record | {"steps": 7})
+    with pytest.raises(PipelineError, match=r"stale \(steps 7 != 4000\)"):
+        load_variant(params, "alibi_mixed")
+
+
+def test_first_errors_name_the_first_mistake():
+    target = np.array([[1, 1, 3, 5]] * 5)
+    pred = np.array(
+        [
+            [1, 1, 3, 5],  # right
+            [1, 3, 5, 5],  # moved on from 1 before its second copy
+            [1, 1, 1, 3],  # a third 1
+            [1, 1, 5, 5],  # jumped past the 3
+            [0, 1, 3, 5],  # anything else
+        ]
+    )
+    assert first_errors(pred, target) == {
+        "too_few_copies": 0.2,
+        "extra_copy": 0.2,
+        "skipped_digit": 0.2,
+        "other": 0.2,
+    }
