@@ -120,13 +120,13 @@ ATTENTIONS = ("softmax", "log_length")
 # the pipeline's own checkpoints (models/) are always in the study.
 _SUFFIXES = ("", *(f"_{a}" for a in ATTENTIONS[1:]))
 STUDY_VARIANTS = tuple(f"{p}_{t}{a}" for p in POSITIONS for t in ("fixed", "mixed") for a in _SUFFIXES)
-# Every scheme on mixed lengths, BOS on the lesson's length alone, and the best scheme with log-length
-# attention (params.yaml lists the same).
+# Every scheme on mixed lengths, BOS on the lesson's length alone, and log-length attention with the
+# paper's positions, a relative scheme and BOS (params.yaml lists the same).
 DEFAULT_STUDY_VARIANTS = (
     *(f"{p}_mixed" for p in POSITIONS if p != "bos"),
     "bos_fixed",
     "bos_mixed",
-    "bos_mixed_log_length",
+    *(f"{p}_mixed_log_length" for p in ("sinusoidal", "alibi", "bos")),
 )
 
 # ------------------------------------------------------------------------------------- sections
