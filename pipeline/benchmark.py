@@ -38,7 +38,7 @@ from pipeline.batching import batch_indices, make_batch
 from pipeline.data import random_sources, sorted_targets
 from pipeline.decoding import beam_search, greedy, greedy_cached
 from pipeline.evaluate import evaluate_model
-from pipeline.model import Transformer, count_parameters, sinusoidal_positions
+from pipeline.model import Transformer, additive_mask, causal_mask, count_parameters, sinusoidal_positions
 from pipeline.params import ModelParams, Params
 from pipeline.recipe import learning_rate, smoothed_loss
 from pipeline.tokens import VOCAB
@@ -78,8 +78,7 @@ class ReferenceTransformer(nn.Module):
                 if isinstance(module, nn.TransformerEncoderLayer | nn.TransformerDecoderLayer):
                     module.dropout.p = 0.0  # no dropout between the FFN's two linears
         self.drop = nn.Dropout(c.dropout)
-        causal = torch.triu(torch.full((c.max_len, c.max_len), float("-inf")), diagonal=1)
-        self.register_buffer("causal", causal, persistent=False)
+        self.register_buffer("causal", additive_mask(causal_mask(c.max_len)), persistent=False)
 
     def embed(self, tokens):
         return self.drop(self.embedding(tokens) * math.sqrt(self.config.d_model) + self.pe[: tokens.shape[1]])

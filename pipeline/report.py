@@ -136,7 +136,7 @@ def findings(params, m):
         "sets (the entropy of the smoothed target).",
         f"- Away from the trained length the model fails, as the lesson found (exact sequences by "
         f"length: {table}); the spread across seeds is large at the lengths next to the trained one.",
-        *study_report.headline(m.get("study", {}), params.study.variants),
+        *study_report.headline(m["study"], params.study.variants),
     ]
 
 
@@ -266,7 +266,7 @@ def main():
     notes = read_json("metrics/probe/notes.json")
     runs = runlog.read_runs()
     study = study_report.section(
-        read_json("metrics/study.json"),
+        m["study"],
         read_json("metrics/study/meta.json"),
         Path("metrics/study/diagnosis.md").read_text(),
         variant_seconds(runs),

@@ -8,8 +8,6 @@ import numpy as np
 
 from pipeline.figures import plt, save
 
-BAR = 0.99
-
 
 def read_table(path):
     with open(path, newline="") as f:
@@ -20,6 +18,7 @@ def plot_study_accuracy(table_path, meta_path, path):
     """Exact-sequence accuracy against input length, one line per variant with its seed range."""
     rows = read_table(table_path)
     meta = json.loads(Path(meta_path).read_text())
+    bar = meta["bar"]["accuracy"]
     lengths = np.array([int(r["length"]) for r in rows])
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), gridspec_kw={"width_ratios": [3, 2]})
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
@@ -44,12 +43,16 @@ def plot_study_accuracy(table_path, meta_path, path):
             ax.fill_between(x, low, high, color=color, alpha=0.18, lw=0)
             ax.plot(x[trained], mean[trained], "o", color=color, ms=4)
     for ax in axes:
-        ax.axhline(100 * BAR, color="black", ls="--", lw=1)
+        ax.axhline(100 * bar, color="black", ls="--", lw=1)
         ax.axvline(20.5, color="grey", ls=":", lw=1)
         ax.set_xlabel("input length (digits)")
     axes[0].set(ylabel="sequences sorted exactly (%)", ylim=(-2, 102), title="All tested lengths")
     axes[0].annotate(
-        "99 %", (lengths.max(), 100 * BAR), textcoords="offset points", xytext=(-20, -12), fontsize=8
+        f"{100 * bar:.0f} %",
+        (lengths.max(), 100 * bar),
+        textcoords="offset points",
+        xytext=(-20, -12),
+        fontsize=8,
     )
     axes[0].annotate("bar: lengths 1-20", (20.5, 50), textcoords="offset points", xytext=(4, 0), fontsize=8)
     axes[1].set(ylim=(90, 100.5), xlim=(0.5, 20.5), title="Zoom on the bar (lengths 1-20, 90-100 %)")

@@ -5,8 +5,6 @@ import re
 
 from pipeline.study_text import pct
 
-BAR_LENGTHS = range(1, 21)
-
 
 def span(lengths):
     return f"{lengths[0]}-{lengths[-1]}" if len(lengths) > 2 else ", ".join(map(str, lengths))
@@ -43,11 +41,17 @@ def seq_acc_by_length(metrics, variant):
     return {int(m[1]): value for k, value in metrics.items() if (m := key.fullmatch(k))}
 
 
+def standing(metrics, v):
+    """How close a variant came to the bar, to rank by: the lengths from 1 it sorts at the bar, then
+    its worst accuracy on the bar's lengths."""
+    return metrics[f"{v}_bar_up_to_length"], metrics[f"{v}_min_seq_acc_1_20"]
+
+
 def headline(metrics, variants):
     """The report's first lines on issue 7: the bar's verdict and the best variant."""
     if not variants or "bar_met" not in metrics:
         return []
-    best = max(variants, key=lambda v: (metrics[f"{v}_bar_up_to_length"], metrics[f"{v}_min_seq_acc_1_20"]))
+    best = max(variants, key=lambda v: standing(metrics, v))
     reach = metrics[f"{best}_bar_up_to_length"]
     verdict = "meets" if metrics["bar_met"] else "does not meet"
     at_20 = metrics.get(f"{best}_length_20_seq_acc")
@@ -59,34 +63,37 @@ def headline(metrics, variants):
     ]
 
 
-def at_bar(metrics, v):
-    """Where a variant is at the bar, in words."""
+def at_bar(metrics, v, accuracy):
+    """Where a variant is at the bar (exact sequences >= `accuracy`), in words."""
     reach = metrics[f"{v}_bar_up_to_length"]
     if reach:
         return f"at the bar at every length from 1 to {reach}"
-    good = [n for n, value in seq_acc_by_length(metrics, v).items() if value >= 0.99]
+    good = [n for n, value in seq_acc_by_length(metrics, v).items() if value >= accuracy]
     return f"at the bar only at length {', '.join(map(str, sorted(good)))}" if good else "never at the bar"
 
 
 def variants_text(metrics, meta, diag):
     """Each variant's numbers in words, the two ingredients, and what the best one still gets wrong."""
     lines = ["**What the variants show** (exact sequences, mean over seeds):", ""]
+    accuracy = meta["bar"]["accuracy"]
     for v, info in meta["variants"].items():
         shown = [n for n in (6, 10, 11, 12, 14, 16, 20) if f"{v}_length_{n}_seq_acc" in metrics]
         lines.append(
             f"- {v} ({describe(info)}; {SCHEMES.get(info['positions'], info['positions'])}): "
             + ", ".join(f"{pct(metrics[f'{v}_length_{n}_seq_acc'])} at {n}" for n in shown)
-            + f"; {at_bar(metrics, v)}."
+            + f"; {at_bar(metrics, v, accuracy)}."
         )
     reach = {v: metrics[f"{v}_bar_up_to_length"] for v in meta["variants"]}
-    if {"sinusoidal_mixed", "bos_fixed", "bos_mixed"} <= set(reach):
+    reach_names = ("sinusoidal_mixed", "bos_fixed", "bos_mixed")
+    if set(reach_names) <= set(reach):
         alone = max(reach["sinusoidal_mixed"], reach["bos_fixed"])
         verdict = "Neither ingredient alone does it" if alone < reach["bos_mixed"] else "Compare"
+        sinusoidal, bos_fixed, bos_mixed = (at_bar(metrics, v, accuracy) for v in reach_names)
         lines += [
             "",
-            f"{verdict}: mixed lengths with the paper's sinusoids are {at_bar(metrics, 'sinusoidal_mixed')}, "
-            f"a start token trained on one length is {at_bar(metrics, 'bos_fixed')}, both together "
-            f"are {at_bar(metrics, 'bos_mixed')}. Mixed lengths make the length matter, so the model "
+            f"{verdict}: mixed lengths with the paper's sinusoids are {sinusoidal}, "
+            f"a start token trained on one length is {bos_fixed}, both together "
+            f"are {bos_mixed}. Mixed lengths make the length matter, so the model "
             "has to count; the start token gives attention something to count against.",
         ]
     pairs = [
@@ -118,7 +125,7 @@ def variants_text(metrics, meta, diag):
     trained = [v for v in meta["variants"] if v != "pipeline"]
     if not trained:
         return lines
-    best = max(trained, key=lambda v: (reach[v], metrics[f"{v}_min_seq_acc_1_20"]))
+    best = max(trained, key=lambda v: standing(metrics, v))
     lines += ["", f"The best, {best}, sorts every length from 1 to {reach[best]} at the bar."]
     shares = attention_shares(diag.get("variants", {}), trained)
     if best in shares:
@@ -214,8 +221,9 @@ def section(metrics, meta, diagnosis_md, seconds=None, diag=None):
         )
     lines += ["", "| length | " + " | ".join(variants) + " |", "| --- |" + " --- |" * len(variants)]
     tested = sorted({n for v in variants for n in seq_acc_by_length(metrics, v)})
-    beyond = [n for n in tested if n > BAR_LENGTHS.stop - 1 and n % 5 == 0]
-    for n in [*BAR_LENGTHS, *beyond]:
+    first, last = bar["lengths"]
+    beyond = [n for n in tested if n > last and n % 5 == 0]
+    for n in [*range(first, last + 1), *beyond]:
         trained = [v for v in variants if n in meta["variants"][v]["train_lengths"]]
         cells = [_cell(metrics, v, n) for v in variants]
         cells = [f"**{c}**" if v in trained and c != "–" else c for v, c in zip(variants, cells, strict=True)]
@@ -243,10 +251,8 @@ def section(metrics, meta, diagnosis_md, seconds=None, diag=None):
         "",
     ]
     met = [v for v in variants if metrics[f"{v}_meets_bar"]]
-    ranked = sorted(
-        variants, key=lambda v: (-metrics[f"{v}_bar_up_to_length"], -metrics[f"{v}_min_seq_acc_1_20"])
-    )
-    closeness = "; ".join(f"{v} {at_bar(metrics, v)}" for v in ranked)
+    ranked = sorted(variants, key=lambda v: standing(metrics, v), reverse=True)  # stable, as ascending
+    closeness = "; ".join(f"{v} {at_bar(metrics, v, bar['accuracy'])}" for v in ranked)
     verdict = f"**Bar met** by {', '.join(met)}." if met else "**Bar not met** by any variant."
     lines.append(f"{verdict} How close each came: {closeness}.")
     lines += ["", *variants_text(metrics, meta, diag or {}), "", diagnosis_md.strip(), ""]
