@@ -1,4 +1,4 @@
-"""Speed report (issue 6): `python -m pipeline.benchmark` measures, side by side in one run on this
+"""Speed report: `python -m pipeline.benchmark` measures, side by side in one run on this
 machine, with warm-up and medians:
 
 - our training step (train_model's loop: batch, forward, label-smoothed loss, backward, Adam)

@@ -160,8 +160,8 @@ def training_claims(t, seeds, losses_by_seed, label_smoothing):
             L10,
             '1,200 steps take "unos diez segundos"',
             "about 10 s",
-            "see the train stage's wall time below",
-            "hardware-dependent: the lesson ran on a Colab GPU",
+            "not a result: this machine's wall time is in runs/train.json",
+            "hardware-dependent: the lesson ran on Colab, on hardware it does not name",
         )
     )
     floor = t["loss_floor"]

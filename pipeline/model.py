@@ -73,7 +73,7 @@ def visible_keys(mask, size):
 class MultiHeadAttention(nn.Module):
     """Multi-head attention (section 3.2.2): self-attention when xq is xkv, cross otherwise.
 
-    With `attention="log_length"` (issue 7) each query's scores are multiplied by log n, n the
+    With `attention="log_length"` each query's scores are multiplied by log n, n the
     number of keys it may look at (Chiang and Cholak, 2022; Nakanishi, 2025): a softmax over more
     keys is made sharper in step, so that one key can keep the weight it had among fewer.
     """
@@ -245,7 +245,7 @@ class Transformer(nn.Module):
         self.encoder_norm = nn.LayerNorm(c.d_model) if final else nn.Identity()
         self.decoder_norm = nn.LayerNorm(c.d_model) if final else nn.Identity()
         self.drop = nn.Dropout(c.dropout)
-        # Issue 7's positional schemes (params.POSITIONS); created last, so that every other weight
+        # The length study's positional schemes (params.POSITIONS); created last, so that every other weight
         # starts as the sinusoidal model's does under the same seed.
         if c.positions == "learned":
             self.position_embedding = nn.Embedding(c.max_len, c.d_model)  # one vector per position
@@ -286,7 +286,7 @@ class Transformer(nn.Module):
     def encode(self, src, src_mask=None):
         """The memory: (B, T_enc, d_model), one row more with positions bos (BOS first). The encoder
         runs once per input."""
-        if self.config.positions == "bos":  # BOS opens the source as it opens the target (issue 7)
+        if self.config.positions == "bos":  # BOS opens the source as it opens the target
             src = torch.cat([torch.full_like(src[:, :1], BOS), src], dim=1)
         x = self.embed(src, encoder=True)
         src_mask = additive_mask(self.source_mask(src_mask), x.dtype)  # once, not in every layer

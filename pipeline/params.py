@@ -102,7 +102,7 @@ def spec(default, rule):
 POSITIVE_FLOAT = float_in(0.0, math.inf, low_open=True)
 POSITIVE_INT = int_at_least(1)
 
-# model.positions (issue 7, "sort any length"): sinusoidal is the paper's (section 3.5) and the default;
+# model.positions ("sort any length"): sinusoidal is the paper's (section 3.5) and the default;
 # none_encoder adds no positions in the encoder (the decoder keeps sinusoids); learned trains one
 # vector per position (both stacks); randomized gives each training sequence the sinusoids of a sorted
 # random subset of [0, max_len) (Ruoss et al., 2023), in both stacks, and positions 0, 1, 2, ... at
@@ -113,7 +113,7 @@ POSITIVE_INT = int_at_least(1)
 # against which attention can count.
 POSITIONS = ("sinusoidal", "none_encoder", "learned", "randomized", "alibi", "bos")
 # model.attention: softmax is the paper's softmax(QK^T / sqrt(d_k)) V; log_length multiplies each
-# query's scores by log n, n the number of keys it may look at (issue 7; Chiang and Cholak, 2022).
+# query's scores by log n, n the number of keys it may look at (Chiang and Cholak, 2022).
 ATTENTIONS = ("softmax", "log_length")
 # The study's variants, each a positional scheme trained on data.train_lengths ("fixed") or on
 # study.train_lengths ("mixed"), with the paper's softmax or, suffixed "_log_length", that attention;
@@ -200,7 +200,7 @@ class ProbeParams:
 
 @dataclass(frozen=True)
 class StudyParams:
-    """Issue 7: which positional schemes and training lengths sort lengths never trained on."""
+    """The length study: which positional schemes and training lengths sort lengths never trained on."""
 
     variants: tuple = spec(
         DEFAULT_STUDY_VARIANTS, list_of(one_of(*STUDY_VARIANTS), "variant names", unique=True)

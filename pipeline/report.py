@@ -3,12 +3,11 @@
 import csv
 import io
 import json
-import statistics
-import subprocess
+import platform
 import time
 from pathlib import Path
 
-from pipeline import claims_table, figures, files, runlog, study_figures, study_report
+from pipeline import claims_table, figures, files, numerics, runlog, study_figures, study_report
 from pipeline.benchmark_figure import plot_benchmark
 from pipeline.claims import COLUMNS, Claim
 from pipeline.errors import DataError, stage_entry
@@ -56,19 +55,6 @@ def claims_csv(claims):
     return buffer.getvalue()
 
 
-def git_commit():
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
-        )
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown (not a git checkout)"
-    return commit.stdout.strip() + (" with uncommitted changes" if dirty.stdout.strip() else "")
-
-
 FIGURE_LIST = [
     ("loss.png", 'The loss of every seed against its floor (lesson 10, "La pérdida y su piso").'),
     (
@@ -94,19 +80,19 @@ FIGURE_LIST = [
     ),
     (
         "study_length.png",
-        "Issue 7: exact sequences by input length for each variant of the study, seed range as a band.",
+        "Length study: exact sequences by input length for each variant of the study, seed range as a band.",
     ),
     (
         "study_heatmap.png",
-        "Issue 7: every variant at every tested length, mean over seeds; trained lengths outlined.",
+        "Length study: every variant at every tested length, mean over seeds; trained lengths outlined.",
     ),
     (
         "study_diagnosis.png",
-        "Issue 7: why the model trained on length 10 fails elsewhere: the pace of its outputs, by position.",
+        "Length study: why the model trained on length 10 fails elsewhere: the pace of its outputs.",
     ),
     (
         "study_attention.png",
-        "Issue 7: where the cross-attention looks, inputs ordered by their rank (models/ and the three "
+        "Length study: where the cross-attention looks, inputs ordered by their rank (models/ and the three "
         "most accurate variants).",
     ),
 ]
@@ -140,7 +126,7 @@ def findings(params, m):
     ]
 
 
-def render_readme(params, claims, runs, commit, notes=None, summary=(), sections=()):
+def render_readme(params, claims, notes=None, summary=(), sections=()):
     counts = {s: sum(c.status == s for c in claims) for s in ("pass", "fail", "note")}
     lines = [
         "# Replication report",
@@ -177,25 +163,8 @@ def render_readme(params, claims, runs, commit, notes=None, summary=(), sections
     for name, caption in FIGURE_LIST:
         if (FIGURES / name).exists():
             lines += [f"![{name}](figures/{name})", "", f"*{caption}*", ""]
-    env = next(iter(runs.values()), {}) if runs else {}
+    lines += [*environment_lines(), ""]
     lines += [
-        "## Environment",
-        "",
-        f"- git commit: `{commit}`",
-        f"- torch {env.get('torch', '?')}, dvc {_version('dvc')}, python {env.get('python', '?')}",
-        f"- device: {env.get('cuda') or 'CPU'} ({env.get('processor', '?')}, {env.get('platform', '?')})",
-        "- threads: each training seed and the evaluation run on one thread (bit-for-bit repeatable on one "
-        "machine); seeds train side by side in separate processes",
-        "",
-        "Wall time of each stage's last run on this machine:",
-        "",
-        "| stage | seconds | finished |",
-        "| --- | --- | --- |",
-    ]
-    for stage, run in runs.items():
-        lines.append(f"| {stage} | {run.get('seconds', '?')} | {run.get('finished', '?')} |")
-    lines += [
-        "",
         "## Regenerate",
         "",
         "```",
@@ -206,6 +175,25 @@ def render_readme(params, claims, runs, commit, notes=None, summary=(), sections
         "",
     ]
     return "\n".join(lines)
+
+
+def environment_lines():
+    """What determines the bytes of every result: versions, the CPU code paths, the thread policy.
+    Nothing of the machine or the moment (wall times, dates, host, commit): those change the bytes
+    of this file without changing a result; each stage's wall time is in runs/<stage>.json."""
+    pinned = numerics.describe()
+    capability = pinned["cpu_capability"]
+    return [
+        "## Environment",
+        "",
+        f"- python {'.'.join(platform.python_version_tuple()[:2])}, torch {_version('torch')}, "
+        f"numpy {_version('numpy')}, dvc {_version('dvc')}",
+        f"- CPU kernels: {capability} (ATen, MKL and oneDNN capped at AVX2 on every x86-64 CPU that has "
+        "it, so results are the same bytes on any of them; see pipeline/numerics.py)",
+        "- threads: each training seed and the evaluation run on one thread with deterministic "
+        "algorithms; seeds train side by side in separate processes",
+        "- wall time of each stage's last run on this machine: `runs/<stage>.json` (not tracked)",
+    ]
 
 
 def _version(package):
@@ -239,16 +227,6 @@ def draw_figures(params, m):
     study_figures.plot_study_attention(study / "diagnosis.json", FIGURES / "study_attention.png")
 
 
-def variant_seconds(runs):
-    """Each study variant's mean training seconds per seed, where this machine ran it."""
-    prefix = "variant@"
-    return {
-        name.removeprefix(prefix): statistics.fmean(run["train_seconds_per_seed"].values())
-        for name, run in runs.items()
-        if name.startswith(prefix) and run.get("train_seconds_per_seed")
-    }
-
-
 @stage_entry
 def main():
     start = time.perf_counter()
@@ -264,15 +242,13 @@ def main():
     files.write_text(REPORTS / "claims.csv", claims_csv(claims))
     runlog.record_run("report", time.perf_counter() - start)
     notes = read_json("metrics/probe/notes.json")
-    runs = runlog.read_runs()
     study = study_report.section(
         m["study"],
         read_json("metrics/study/meta.json"),
         Path("metrics/study/diagnosis.md").read_text(),
-        variant_seconds(runs),
         read_json("metrics/study/diagnosis.json"),
     )
-    readme = render_readme(params, claims, runs, git_commit(), notes, findings(params, m), study)
+    readme = render_readme(params, claims, notes, findings(params, m), study)
     files.write_text(REPORTS / "README.md", readme)
     failed = [c.id for c in claims if c.status == "fail"]
     print(

@@ -1,10 +1,10 @@
-"""A record of each stage's last run (wall time, versions, device, threads) for the report.
+"""A record of each stage's last run (wall time, versions, device, threads), printed and kept in
+runs/<stage>.json.
 
-Kept outside DVC's outputs (runs/ is git-ignored): timings differ on every run, and the results
-DVC hashes must not.
+Kept outside git and DVC (runs/ is git-ignored and no stage's output): timings differ on every run,
+and nothing tracked may, or a rerun would leave the tree dirty.
 """
 
-import json
 import platform
 import sys
 import time
@@ -25,6 +25,7 @@ def environment():
         "processor": platform.processor() or platform.machine(),
         "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
         "threads": torch.get_num_threads(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
     }
 
 
@@ -37,14 +38,4 @@ def record_run(stage, seconds, **extra):
         **extra,
     }
     files.write_json(RUNS_DIR / f"{stage}.json", record)
-
-
-def read_runs():
-    """Every stage's last run record, by stage name (missing stages are simply absent)."""
-    runs = {}
-    for path in sorted(RUNS_DIR.glob("*.json")):
-        try:
-            runs[path.stem] = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError):
-            continue  # a record is informative only; a broken one is skipped
-    return runs
+    print(f"{stage}: {seconds:.1f} s wall time (runs/{stage}.json)", flush=True)

@@ -1,4 +1,4 @@
-"""Stage `study` (issue 7, "sort any length"): why the lesson's model fails away from the length it
+"""Stage `study` ("sort any length"): why the lesson's model fails away from the length it
 was trained on, and which positional scheme and training lengths make a model that does not.
 
 Each variant of `study.variants` is trained and tested by its own stage (`variant@<name>`,
@@ -33,7 +33,7 @@ from pipeline.train import MODELS_DIR, resolve_device
 
 METRICS_PATH = "metrics/study.json"
 OUT_DIR = Path("metrics/study")
-BAR, BAR_LENGTHS = 0.99, range(1, 21)  # issue 7's bar: >= 99 % exact sequences at every length 1-20
+BAR, BAR_LENGTHS = 0.99, range(1, 21)  # the length study's bar: >= 99 % exact sequences at every length 1-20
 
 
 def test_checkpoint(seed, tests, batch_size, device, diagnosis_lengths):

@@ -1,4 +1,4 @@
-"""The study's measurements (issue 7): a model's exact-sequence accuracy at every length, and the
+"""The study's measurements: a model's exact-sequence accuracy at every length, and the
 diagnosis of how it sorts one set of equal-length sources: which outputs fail and how (by output
 position, digit, repeats, the lesson's "starts with 0 / ends with 9" habits), how far through the
 sorted input each decoding step moves, and where its cross-attention looks; and the mean of such

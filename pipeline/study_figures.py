@@ -1,4 +1,4 @@
-"""Issue 7's figures: one figure, one function, each reading the study's saved files, never a model."""
+"""The length study's figures: one figure, one function, each reading saved files, never a model."""
 
 import csv
 import json

@@ -1,4 +1,4 @@
-"""Issue 7's section of the report ("Length generalisation"), written from the study's saved
+"""The length study's section of the report ("Length generalisation"), written from the study's saved
 numbers: the variants' table, the bar's verdict, what the variants show, the diagnosis text."""
 
 import re
@@ -48,7 +48,7 @@ def standing(metrics, v):
 
 
 def headline(metrics, variants):
-    """The report's first lines on issue 7: the bar's verdict and the best variant."""
+    """The report's first lines on the length study: the bar's verdict and the best variant."""
     if not variants or "bar_met" not in metrics:
         return []
     best = max(variants, key=lambda v: standing(metrics, v))
@@ -56,7 +56,7 @@ def headline(metrics, variants):
     verdict = "meets" if metrics["bar_met"] else "does not meet"
     at_20 = metrics.get(f"{best}_length_20_seq_acc")
     return [
-        f"- Length generalisation (issue 7): the best of {len(variants)} variants, {best}, {verdict} the "
+        f"- Length generalisation: the best of {len(variants)} variants, {best}, {verdict} the "
         f"bar (>= 99 % exact at every length 1-20): it is at the bar up to length {reach}"
         + (f", {pct(at_20)} at 20" if at_20 is not None else "")
         + "; see the section below."
@@ -196,28 +196,26 @@ def _cell(metrics, variant, n):
     return f"{100 * metrics[key]:.1f} ± {100 * metrics[key + '_std']:.1f}"
 
 
-def section(metrics, meta, diagnosis_md, seconds=None, diag=None):
+def section(metrics, meta, diagnosis_md, diag=None):
     """The report's "Length generalisation" section: the table, the bar's verdict, the diagnosis."""
     variants = list(meta["variants"])
-    seconds = seconds or {}
     bar = meta["bar"]
     lines = [
-        "## Length generalisation (issue 7)",
+        "## Length generalisation",
         "",
         f"Exact-sequence accuracy (%, greedy decoding with the key/value cache, mean ± std over seeds) "
         f"by input length. The bar: a variant trained only on lengths up to 10 sorts at least "
         f"{100 * bar['accuracy']:.0f} % of sequences exactly, mean over seeds, at every length "
         f"{bar['lengths'][0]}-{bar['lengths'][1]}.",
         "",
-        "| variant | positions | attention | trained on | steps | seeds | s / seed |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| variant | positions | attention | trained on | steps | seeds |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for v in variants:
         m = meta["variants"][v]
-        cost = f"{seconds[v]:.0f}" if v in seconds else ("train stage" if v == "pipeline" else "–")
         lines.append(
             f"| {v} | {m['positions']} | {m.get('attention', 'softmax')} | {span(m['train_lengths'])} | "
-            f"{m['steps']} | {len(m['seeds'])} | {cost} |"
+            f"{m['steps']} | {len(m['seeds'])} |"
         )
     lines += ["", "| length | " + " | ".join(variants) + " |", "| --- |" + " --- |" * len(variants)]
     tested = sorted({n for v in variants for n in seq_acc_by_length(metrics, v)})

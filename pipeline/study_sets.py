@@ -1,4 +1,4 @@
-"""The study's sequences (issue 7): each variant's training set, and the test sets that every model of
+"""The study's sequences: each variant's training set, and the test sets that every model of
 the study, the pipeline's checkpoints included, is tested on.
 
 The test sets are a function of the study's own parameters only (not of the data stage), so that a

@@ -1,4 +1,4 @@
-"""Issue 7's diagnosis in words, written from its numbers (metrics/study/diagnosis.md): why the
+"""The length study's diagnosis in words, written from its numbers (metrics/study/diagnosis.md): why the
 pipeline's model fails away from its training length. A pure function of saved results."""
 
 import statistics

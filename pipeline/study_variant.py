@@ -1,4 +1,4 @@
-"""Stage `variant@<name>` (issue 7): one variant of the length study, trained and tested.
+"""Stage `variant@<name>`: one variant of the length study, trained and tested.
 
 `python -m pipeline.study_variant <name>` trains one model per `study.seeds` (in parallel, one
 process per seed and core) with the pipeline's own `train_model`, `study.steps` steps and

@@ -2,6 +2,10 @@
 
 import dataclasses
 
+# isort: off
+import pipeline  # noqa: F401  first: it pins the CPU numerics before torch loads (pipeline/numerics.py)
+
+# isort: on
 import pytest
 import torch
 

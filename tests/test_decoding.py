@@ -1,5 +1,5 @@
 """Fast decoding agrees with the plain one (the key/value cache, beam search); the flat Adam update
-changes no bits; the speed benchmark's reference model and figure work (issue 6)."""
+changes no bits; the speed benchmark's reference model and figure work."""
 
 import itertools
 import json

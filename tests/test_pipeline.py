@@ -107,8 +107,9 @@ def test_report_renders_the_claims_and_figures(reproduced):
     assert {"study_length.png", "study_heatmap.png", "study_diagnosis.png", "study_attention.png"} <= set(
         figures
     )
-    assert "## Length generalisation (issue 7)" in readme
+    assert "## Length generalisation" in readme
     assert "| bos_mixed | bos | softmax | 1-5 | 30 | 2 |" in readme
+    assert "runs/<stage>.json" in readme and "CPU kernels: AVX2" in readme
 
 
 def test_second_repro_has_nothing_to_do(reproduced):
@@ -130,6 +131,33 @@ def test_repro_is_deterministic(reproduced):
     run(["dvc", "repro", "-f", "data", "train", "evaluate", "variant@bos_mixed"], repo)
     after = (repo / "dvc.lock").read_text()
     assert before == after
+
+
+def commit_all(repo, message):
+    run(["git", "add", "-A"], repo)
+    run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message], repo)
+
+
+def test_a_rerun_from_scratch_leaves_the_tree_clean(reproduced):
+    repo, _ = reproduced
+    commit_all(repo, "results")
+    run(["dvc", "repro", "-f"], repo)
+    assert run(["git", "status", "--porcelain"], repo).stdout == ""  # no time, date, host or commit
+
+
+def test_a_team_remote_shares_results_without_retraining(reproduced, tmp_path):
+    """The workflow the README teaches teams: push to a shared remote, pull in a second clone."""
+    repo, _ = reproduced
+    run(["dvc", "remote", "add", "-d", "team", str(tmp_path / "remote")], repo)
+    commit_all(repo, "team remote")
+    run(["dvc", "push", "--run-cache"], repo)
+    second = tmp_path / "second"
+    run(["git", "clone", "-q", str(repo), str(second)], tmp_path)
+    run(["dvc", "pull", "--run-cache"], second)
+    assert (second / "models/seed_1.pt").read_bytes() == (repo / "models/seed_1.pt").read_bytes()
+    again = run(["dvc", "repro"], second)
+    assert "Running stage" not in again.stdout and "up to date" in again.stdout  # nothing trained
+    assert run(["git", "status", "--porcelain"], second).stdout == ""
 
 
 def test_interrupted_training_leaves_nothing_half_written(reproduced):

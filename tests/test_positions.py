@@ -1,4 +1,4 @@
-"""Issue 7's positional schemes and study: masks, caches, invariances, parameters, study helpers."""
+"""The length study's positional schemes and study: masks, caches, invariances, parameters, study helpers."""
 
 import dataclasses
 import math
