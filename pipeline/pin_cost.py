@@ -20,6 +20,7 @@ from pipeline import numerics
 # and the duration of every step after the first `warmup`.
 CHILD = """
 import dataclasses, json, sys, time
+import pipeline  # first: the pin (or, with PIPELINE_UNPINNED_NUMERICS=1, its absence)
 import numpy as np
 import torch
 from pipeline.data import random_sources, sorted_targets

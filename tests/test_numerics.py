@@ -13,6 +13,7 @@ from pipeline import numerics
 # the capability ATen ran with.
 TRAIN_AND_HASH = """
 import hashlib, io
+import pipeline  # first, as every entry point: it pins the numerics before torch loads
 import torch
 from pipeline.data import make_datasets
 from pipeline.train import train_model
