@@ -9,18 +9,18 @@ import numpy as np
 import pytest
 import torch
 
-from pipeline.batching import batch_indices, make_batch
-from pipeline.benchmark import ReferenceTransformer, csv_text, train_reference
-from pipeline.benchmark_figure import plot_benchmark
-from pipeline.checkpoint import load_checkpoint
-from pipeline.data import make_datasets
-from pipeline.decoding import beam_search, greedy, greedy_cached, length_penalty
-from pipeline.evaluate import evaluate_model, headline
-from pipeline.model import Transformer, count_parameters, padding_mask
-from pipeline.params import ModelParams
-from pipeline.recipe import learning_rate, smoothed_loss
-from pipeline.tokens import BOS
-from pipeline.train import train_model
+from pipeline.core.batching import batch_indices, make_batch
+from pipeline.core.data import make_datasets
+from pipeline.core.decoding import beam_search, greedy, greedy_cached, length_penalty
+from pipeline.core.evaluation import evaluate_model, headline
+from pipeline.core.recipe import learning_rate, smoothed_loss
+from pipeline.core.tokens import BOS
+from pipeline.core.training import train_model
+from pipeline.infra.checkpoint import load_checkpoint
+from pipeline.infra.params import ModelParams
+from pipeline.model.transformer import Transformer, count_parameters, padding_mask
+from pipeline.report.benchmark_figure import plot_benchmark
+from pipeline.tools.benchmark import ReferenceTransformer, csv_text, train_reference
 from tests.conftest import tiny_params
 
 CHECKPOINT, TEST_DATA = Path("models/seed_0.pt"), Path("data/test.npz")

@@ -1,6 +1,7 @@
 import torch
 
-from pipeline.model import (
+from pipeline.infra.params import ModelParams
+from pipeline.model.transformer import (
     DecoderLayer,
     EncoderLayer,
     MultiHeadAttention,
@@ -9,7 +10,6 @@ from pipeline.model import (
     count_parameters,
     padding_mask,
 )
-from pipeline.params import ModelParams
 
 
 def test_parameter_counts_equal_lesson_10():

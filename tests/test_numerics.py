@@ -7,15 +7,16 @@ import sys
 
 import pytest
 
-from pipeline import numerics
+from pipeline.infra import numerics
 
 # A few training steps of a tiny model, in a fresh process; prints the SHA-256 of its weights and
 # the capability ATen ran with.
 TRAIN_AND_HASH = """
 import hashlib, io
+import pipeline  # first, as every entry point: it pins the numerics before torch loads
 import torch
-from pipeline.data import make_datasets
-from pipeline.train import train_model
+from pipeline.core.data import make_datasets
+from pipeline.core.training import train_model
 from tests.conftest import tiny_params
 
 torch.set_num_threads(1)

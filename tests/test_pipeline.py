@@ -167,7 +167,7 @@ def test_interrupted_training_leaves_nothing_half_written(reproduced):
     (repo / "metrics/train.json").unlink()
     env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "PYTHONPATH": str(repo)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pipeline.train"],
+        [sys.executable, "-m", "pipeline.stages.train"],
         cwd=repo,
         env=env,
         stdout=subprocess.PIPE,

@@ -7,12 +7,16 @@ import numpy as np
 import pytest
 import torch
 
-from pipeline import files
-from pipeline.batching import make_batch
-from pipeline.data import make_datasets, row_keys
-from pipeline.decoding import greedy, greedy_cached
-from pipeline.errors import ConfigError, PipelineError
-from pipeline.model import (
+from pipeline.core.batching import make_batch
+from pipeline.core.data import make_datasets, row_keys
+from pipeline.core.decoding import greedy, greedy_cached
+from pipeline.core.recipe import smoothed_loss
+from pipeline.core.tokens import BOS, IGNORE
+from pipeline.core.training import train_model
+from pipeline.infra import files
+from pipeline.infra.errors import ConfigError, PipelineError
+from pipeline.infra.params import POSITIONS, STUDY_VARIANTS, ModelParams, parse_params
+from pipeline.model.transformer import (
     MultiHeadAttention,
     Transformer,
     additive_mask,
@@ -23,16 +27,12 @@ from pipeline.model import (
     random_positions,
     visible_keys,
 )
-from pipeline.params import POSITIONS, STUDY_VARIANTS, ModelParams, parse_params
-from pipeline.recipe import smoothed_loss
-from pipeline.study import length_table, load_variant, summarise
-from pipeline.study_diagnosis import accuracy_by_length, diagnose, first_errors, mean_over_seeds
-from pipeline.study_report import section
-from pipeline.study_sets import every_sequence, make_test_sets
-from pipeline.study_text import diagnosis_text
-from pipeline.study_variant import variant_params, variant_path
-from pipeline.tokens import BOS, IGNORE
-from pipeline.train import train_model
+from pipeline.report.study_section import section
+from pipeline.study.diagnosis import accuracy_by_length, diagnose, first_errors, mean_over_seeds
+from pipeline.study.gather import length_table, load_variant, summarise
+from pipeline.study.sets import every_sequence, make_test_sets
+from pipeline.study.text import diagnosis_text
+from pipeline.study.variant import variant_params, variant_path
 from tests.conftest import tiny_params
 from tests.test_params import DEFAULT, with_value
 

@@ -11,13 +11,17 @@ import pytest
 import torch
 import yaml
 
-from pipeline import depth_probes, files, lesson6, probe
-from pipeline.batching import make_batch
-from pipeline.checkpoint import save_checkpoint
-from pipeline.data import make_datasets
-from pipeline.errors import DataError
-from pipeline.model import Transformer
-from pipeline.params import ModelParams, as_dict
+from pipeline.core.batching import make_batch
+from pipeline.core.data import make_datasets
+from pipeline.infra import files
+from pipeline.infra.checkpoint import save_checkpoint
+from pipeline.infra.errors import DataError
+from pipeline.infra.params import ModelParams, as_dict
+from pipeline.model.transformer import Transformer
+from pipeline.probes import depth as depth_probes
+from pipeline.probes import lesson6
+from pipeline.probes import summary as probe
+from pipeline.stages import probe as probe_stage
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY_MODEL = ModelParams(d_model=16, heads=2, layers=2, d_ff=32, dropout=0.0, max_len=16)
@@ -187,13 +191,13 @@ def test_stage_writes_metrics_and_tables(tmp_path, monkeypatch):
     params["probe"].update({"depths": [1, 2, 12], "sweep_layers": [1, 2]})
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     monkeypatch.chdir(tmp_path)
-    from pipeline.params import load_params
+    from pipeline.infra.params import load_params
 
     p = load_params()
     _, test, _ = make_datasets(p.data)
     files.write_npz("data/test.npz", **test)
     save_checkpoint("models/seed_0.pt", Transformer(p.model), seed=0, steps=1, train=as_dict(p.train))
-    probe.main()
+    probe_stage.main()
     metrics = json.loads(Path("metrics/probe.json").read_text())
     assert metrics["layernorm_row0_shift_per_column"] == pytest.approx(1.889, abs=5e-4)
     assert f"{metrics['residual_without_sum_12']:.3e}" == "5.182e-07"

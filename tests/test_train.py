@@ -6,16 +6,16 @@ import numpy as np
 import pytest
 import torch
 
-from pipeline import files
-from pipeline.batching import make_batch
-from pipeline.checkpoint import check_fits, load_checkpoint, save_checkpoint
-from pipeline.data import make_datasets
-from pipeline.errors import DataError, TrainingDiverged
-from pipeline.model import Transformer
-from pipeline.params import ModelParams
-from pipeline.recipe import smoothed_loss
-from pipeline.tokens import BOS, IGNORE
-from pipeline.train import loss_summary, train_model
+from pipeline.core.batching import make_batch
+from pipeline.core.data import make_datasets
+from pipeline.core.recipe import smoothed_loss
+from pipeline.core.tokens import BOS, IGNORE
+from pipeline.core.training import loss_summary, train_model
+from pipeline.infra import files
+from pipeline.infra.checkpoint import check_fits, load_checkpoint, save_checkpoint
+from pipeline.infra.errors import DataError, TrainingDiverged
+from pipeline.infra.params import ModelParams
+from pipeline.model.transformer import Transformer
 from tests.conftest import tiny_params
 
 
@@ -147,7 +147,7 @@ class Interrupt(Exception):
 
 
 def test_resumed_training_ends_with_the_same_bytes_as_an_uninterrupted_run(tmp_path):
-    from pipeline.resume import for_seed
+    from pipeline.infra.resume import for_seed
 
     params = tiny_params(train={"steps": 30, "resume_every": 10})
     data = train_data(params)
@@ -168,7 +168,7 @@ def test_resumed_training_ends_with_the_same_bytes_as_an_uninterrupted_run(tmp_p
 
 
 def test_a_state_saved_under_other_parameters_is_ignored(tmp_path):
-    from pipeline.resume import for_seed
+    from pipeline.infra.resume import for_seed
 
     params = tiny_params(train={"steps": 20, "resume_every": 10})
     data = train_data(params)
