@@ -78,7 +78,7 @@ def test_padding_never_changes_outputs_at_real_positions():
 def test_embeddings_are_tied_and_scaled():
     model = Transformer(ModelParams(dropout=0.0)).eval()
     tokens = torch.tensor([[3]])
-    expected = model.embedding.weight[3] * 32**0.5 + model.pe[0]
+    expected = model.embedding.weight[3] * 32**0.5 + model.positions.pe[0]
     assert torch.allclose(model.embed(tokens)[0, 0], expected)
     memory = torch.zeros(1, 1, 32)
     logits = model.decode(tokens, memory)

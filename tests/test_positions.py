@@ -15,17 +15,16 @@ from pipeline.core.tokens import BOS, IGNORE
 from pipeline.core.training import train_model
 from pipeline.infra import files
 from pipeline.infra.errors import ConfigError, PipelineError
-from pipeline.infra.params import POSITIONS, STUDY_VARIANTS, ModelParams, parse_params
+from pipeline.infra.params import ATTENTIONS, POSITIONS, STUDY_VARIANTS, ModelParams, parse_params
+from pipeline.model.attention import WEIGHTS, visible_keys
+from pipeline.model.positions import SCHEMES, alibi_bias, random_positions
 from pipeline.model.transformer import (
     MultiHeadAttention,
     Transformer,
     additive_mask,
-    alibi_bias,
     causal_mask,
     count_parameters,
     padding_mask,
-    random_positions,
-    visible_keys,
 )
 from pipeline.report.study_section import section
 from pipeline.study.diagnosis import accuracy_by_length, diagnose, first_errors, mean_over_seeds
@@ -73,7 +72,7 @@ def test_the_default_model_is_the_lessons():
     assert ModelParams().positions == "sinusoidal"
     model = Transformer(ModelParams())
     assert count_parameters(model) == 59_744
-    assert not hasattr(model, "position_embedding") and not hasattr(model, "alibi")
+    assert not hasattr(model.positions, "table") and not hasattr(model.positions, "bias")
 
 
 @pytest.mark.parametrize("positions", POSITIONS)
@@ -223,7 +222,10 @@ def test_bos_memory_opens_with_bos_and_masks_follow():
     mask = padding_mask(lengths, 6)
     memory = model.encode(src, mask)
     assert memory.shape == (4, 7, 16)
-    assert model.source_mask(mask).shape == (4, 1, 1, 7) and not model.source_mask(mask)[..., 0].any()
+    assert (
+        model.positions.memory_mask(mask).shape == (4, 1, 1, 7)
+        and not model.positions.memory_mask(mask)[..., 0].any()
+    )
     cache = model.start_cache(memory, mask, steps=6)
     assert cache.memory_mask.shape[-1] == 7
 
@@ -257,10 +259,10 @@ def test_randomized_positions_are_sorted_subsets_in_training_and_plain_in_evalua
 def test_learned_positions_are_trained_vectors():
     model = random_model("learned", dropout=0.0)
     tokens = torch.tensor([[3, 3]])
-    expected = model.embedding.weight[3] * 4 + model.position_embedding.weight[:2]
+    expected = model.embedding.weight[3] * 4 + model.positions.table.weight[:2]
     assert torch.allclose(model.embed(tokens)[0], expected)
     assert model.embed(tokens[:, :1], start=5)[0, 0].allclose(
-        model.embedding.weight[3] * 4 + model.position_embedding.weight[5]
+        model.embedding.weight[3] * 4 + model.positions.table.weight[5]
     )
 
 
@@ -431,3 +433,8 @@ def test_first_errors_name_the_first_mistake():
         "skipped_digit": 0.2,
         "other": 0.2,
     }
+
+
+def test_every_scheme_and_attention_of_params_plugs_into_the_model():
+    assert tuple(SCHEMES) == POSITIONS
+    assert tuple(WEIGHTS) == ATTENTIONS

@@ -1,42 +1,26 @@
 """The encoder-decoder Transformer of lesson 10, from scratch (Vaswani et al., 2017, section 3).
 
-Reads top-down, small to large: positions, attention, feed-forward, encoder layer, decoder layer,
-the decoder's key/value cache, model. Masks are boolean with True = "may not look" (the lesson's
-`prohibido`), broadcastable to (B, h, T_q, T_k); inside the model they travel in additive form
-(0 or -inf, see `additive_mask`), which gives the same scores as masked_fill and costs less.
+Reads top-down, small to large: masks, multi-head attention, feed-forward, residual sublayer,
+encoder layer, decoder layer, model. The post-norm encoder-decoder of the paper is the one path;
+the length study's position and attention schemes plug in (positions.py, attention.py) without a
+branch here. Masks are boolean with True = "may not look" (the lesson's `prohibido`),
+broadcastable to (B, h, T_q, T_k); inside the model they travel in additive form (0 or -inf, see
+`additive_mask`), which gives the same scores as masked_fill and costs less.
+
+The configuration is any object with the fields of `model:` in params.yaml (d_model, heads, layers,
+d_ff, dropout, norm, positions, attention, max_len): pipeline.infra.params.ModelParams, or the copy
+a checkpoint carries.
 """
 
 import math
-from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-from pipeline.core.tokens import BOS, VOCAB
-from pipeline.infra.params import ModelParams
-
-
-def sinusoidal_positions(max_len, d_model):
-    """PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(...) (section 3.5)."""
-    pos = torch.arange(max_len, dtype=torch.float32)[:, None]  # (max_len, 1)
-    rate = torch.exp(-math.log(10000.0) * torch.arange(0, d_model, 2) / d_model)  # (d_model/2,)
-    pe = torch.zeros(max_len, d_model)
-    pe[:, 0::2], pe[:, 1::2] = torch.sin(pos * rate), torch.cos(pos * rate)
-    return pe  # (max_len, d_model)
-
-
-def random_positions(batch, size, max_len, device=None):
-    """(B, T): each row a sorted random subset of range(max_len), drawn from torch's generator as
-    dropout is (Ruoss et al., 2023: a training sequence takes positions a longer one would have)."""
-    return torch.rand(batch, max_len, device=device).argsort(-1)[:, :size].sort(-1).values
-
-
-def alibi_bias(heads, size, device=None):
-    """(h, T, T) = -m_h |i - j| with slopes m_h = 2^(-8h/heads), h = 1..heads (Press et al., 2022):
-    added to self-attention scores, it favours near keys, each head at its own range."""
-    slopes = torch.tensor([2.0 ** (-8.0 * h / heads) for h in range(1, heads + 1)], device=device)
-    i = torch.arange(size, device=device)
-    return -slopes[:, None, None] * (i[:, None] - i[None, :]).abs()  # (h, T, T)
+from pipeline.core.tokens import VOCAB
+from pipeline.model.attention import WEIGHTS
+from pipeline.model.cache import DecoderCache, DecoderTrace, LayerCache
+from pipeline.model.positions import SCHEMES
 
 
 def causal_mask(size, device=None):
@@ -61,27 +45,14 @@ def additive_mask(mask, dtype=torch.float32):
     return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(mask, float("-inf"))
 
 
-def visible_keys(mask, size):
-    """How many keys each query may look at, from a boolean or additive mask: (..., T_q, 1), or the
-    scalar `size` without a mask."""
-    if mask is None:
-        return torch.tensor(float(size))
-    allowed = ~mask if mask.dtype == torch.bool else torch.isfinite(mask)
-    return allowed.sum(-1, keepdim=True).clamp(min=1).to(torch.float32)
-
-
 class MultiHeadAttention(nn.Module):
-    """Multi-head attention (section 3.2.2): self-attention when xq is xkv, cross otherwise.
-
-    With `attention="log_length"` each query's scores are multiplied by log n, n the
-    number of keys it may look at (Chiang and Cholak, 2022; Nakanishi, 2025): a softmax over more
-    keys is made sharper in step, so that one key can keep the weight it had among fewer.
-    """
+    """Multi-head attention (section 3.2.2): self-attention when xq is xkv, cross otherwise. The
+    weights are the paper's softmax or another of attention.WEIGHTS (`attention`)."""
 
     def __init__(self, d_model, heads, attention="softmax"):
         super().__init__()
         self.heads, self.d_k = heads, d_model // heads
-        self.length_scaled = attention == "log_length"
+        self.weights = WEIGHTS[attention]
         self.wq, self.wk, self.wv, self.wo = (nn.Linear(d_model, d_model) for _ in range(4))
 
     def split_heads(self, x):
@@ -98,11 +69,7 @@ class MultiHeadAttention(nn.Module):
     def attend(self, q, k, v, mask=None):
         """softmax(Q K^T / sqrt(d_k)) V with heads joined by W^O (equation 1): (output, weights)."""
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, h, T_q, T_k)
-        if self.length_scaled:  # before the mask: a query that sees one key has log 1 = 0 for all
-            scores = scores * visible_keys(mask, k.shape[-2]).to(scores.dtype).log()
-        if mask is not None:
-            scores = scores + additive_mask(mask, scores.dtype)  # -inf where it may not look
-        weights = scores.softmax(-1)  # (B, h, T_q, T_k)
+        weights = self.weights(scores, additive_mask(mask, scores.dtype))  # (B, h, T_q, T_k)
         out = (weights @ v).transpose(1, 2).flatten(2)  # (B, T_q, h * d_k)
         return self.wo(out), weights
 
@@ -142,40 +109,6 @@ class EncoderLayer(nn.Module):
         return self.sub[1](x, self.ffn)
 
 
-@dataclass
-class DecoderTrace:
-    """What a decoder layer looked at: cross-attention weights (B, h, T_dec, T_enc)."""
-
-    cross_attention: torch.Tensor
-
-
-@dataclass
-class LayerCache:
-    """One decoder layer's keys and values for decoding token by token (each (B, h, T, d_k))."""
-
-    self_k: torch.Tensor  # (B, h, steps, d_k): filled up to DecoderCache.length
-    self_v: torch.Tensor
-    cross_k: torch.Tensor  # (B, h, T_enc, d_k): computed once from the memory
-    cross_v: torch.Tensor
-
-
-@dataclass
-class DecoderCache:
-    """What decoding keeps between steps: per layer K/V, the memory's mask, tokens fed so far."""
-
-    layers: list[LayerCache]
-    memory_mask: torch.Tensor | None  # additive (B, 1, 1, T_enc), or None
-    steps: int  # room for this many tokens (BOS included)
-    length: int = 0  # tokens fed so far
-
-    def reorder(self, rows):
-        """Keep rows `rows` (B',) in this order, as beam search does when hypotheses are re-ranked."""
-        n = self.length
-        for c in self.layers:
-            c.self_k[:, :, :n] = c.self_k[rows, :, :n]
-            c.self_v[:, :, :n] = c.self_v[rows, :, :n]
-
-
 class DecoderLayer(nn.Module):
     """Masked self-attention, cross-attention over the memory, FFN (section 3.1)."""
 
@@ -187,10 +120,29 @@ class DecoderLayer(nn.Module):
         self.sub = nn.ModuleList(Residual(d_model, dropout, norm) for _ in range(3))
 
     def forward(self, y, memory, self_mask, memory_mask=None, trace=None):
-        y = self.sub[0](y, lambda h: self.attn(h, h, self_mask))
+        """All positions at once (training, teacher forcing); `trace` collects DecoderTrace."""
+        return self.sublayers(y, lambda h: self.attn(h, h, self_mask), memory_mask, trace, memory=memory)
+
+    def step(self, y, cache: LayerCache, t, memory_mask=None, trace=None):
+        """The layer at one new position t, y (B, 1, d_model): attends to positions 0..t only, so
+        no causal mask is needed; the same sublayers and weights as forward()."""
+
+        def self_attn(h):
+            q, (k, v) = self.attn.project_q(h), self.attn.project_kv(h)  # (B, h, 1, d_k) each
+            cache.self_k[:, :, t : t + 1], cache.self_v[:, :, t : t + 1] = k, v
+            out, _ = self.attn.attend(q, cache.self_k[:, :, : t + 1], cache.self_v[:, :, : t + 1])
+            return out
+
+        return self.sublayers(y, self_attn, memory_mask, trace, cross_kv=(cache.cross_k, cache.cross_v))
+
+    def sublayers(self, y, self_attn, memory_mask, trace, memory=None, cross_kv=None):
+        """Self-attention, cross-attention over the memory (its K/V projected now, or cached), FFN."""
+        y = self.sub[0](y, self_attn)
 
         def cross(h):
-            out, weights = self.cross(h, memory, memory_mask, return_weights=True)
+            q = self.cross.project_q(h)
+            k, v = cross_kv if cross_kv is not None else self.cross.project_kv(memory)
+            out, weights = self.cross.attend(q, k, v, memory_mask)
             if trace is not None:
                 trace.append(DecoderTrace(weights.detach()))
             return out
@@ -206,36 +158,14 @@ class DecoderLayer(nn.Module):
         empty = cross_k.new_empty(B, h, steps, d_k)
         return LayerCache(empty, torch.empty_like(empty), cross_k, cross_v)
 
-    def step(self, y, cache: LayerCache, t, memory_mask=None, trace=None):
-        """The layer at one new position t, y (B, 1, d_model): attends to positions 0..t only, so
-        no causal mask is needed; the same sublayers and weights as forward()."""
-
-        def self_attn(h):
-            q, (k, v) = self.attn.project_q(h), self.attn.project_kv(h)  # (B, h, 1, d_k) each
-            cache.self_k[:, :, t : t + 1], cache.self_v[:, :, t : t + 1] = k, v
-            out, _ = self.attn.attend(q, cache.self_k[:, :, : t + 1], cache.self_v[:, :, : t + 1])
-            return out
-
-        def cross(h):
-            q = self.cross.project_q(h)
-            out, weights = self.cross.attend(q, cache.cross_k, cache.cross_v, memory_mask)
-            if trace is not None:
-                trace.append(DecoderTrace(weights.detach()))
-            return out
-
-        y = self.sub[0](y, self_attn)
-        y = self.sub[1](y, cross)
-        return self.sub[2](y, self.ffn)
-
 
 class Transformer(nn.Module):
     """Encoder-decoder with one embedding matrix used three times (section 3.4)."""
 
-    def __init__(self, config: ModelParams, vocab=VOCAB):
+    def __init__(self, config, vocab=VOCAB):
         super().__init__()
         c = self.config = config
         self.embedding = nn.Embedding(vocab, c.d_model)  # shared: encoder in, decoder in, logits
-        self.register_buffer("pe", sinusoidal_positions(c.max_len, c.d_model), persistent=False)
         self.register_buffer("causal", additive_mask(causal_mask(c.max_len)), persistent=False)
         layer_args = (c.d_model, c.heads, c.d_ff, c.dropout, c.norm, c.attention)
         self.encoder = nn.ModuleList(EncoderLayer(*layer_args) for _ in range(c.layers))
@@ -245,12 +175,9 @@ class Transformer(nn.Module):
         self.encoder_norm = nn.LayerNorm(c.d_model) if final else nn.Identity()
         self.decoder_norm = nn.LayerNorm(c.d_model) if final else nn.Identity()
         self.drop = nn.Dropout(c.dropout)
-        # The length study's positional schemes (params.POSITIONS); created last, so that every other weight
-        # starts as the sinusoidal model's does under the same seed.
-        if c.positions == "learned":
-            self.position_embedding = nn.Embedding(c.max_len, c.d_model)  # one vector per position
-        if c.positions == "alibi":
-            self.register_buffer("alibi", alibi_bias(c.heads, c.max_len), persistent=False)
+        # Created last, so that every other weight starts as the paper's model's does under the
+        # same seed, whatever the scheme.
+        self.positions = SCHEMES[c.positions](c)
 
     def embed(self, tokens, start=0, encoder=False):
         """sqrt(d_model) * E[t] + PE[position], then dropout (sections 3.4, 3.5, 5.4); positions
@@ -259,42 +186,20 @@ class Transformer(nn.Module):
         if end > self.config.max_len:
             raise ValueError(f"sequence of {end} tokens exceeds max_len = {self.config.max_len}")
         x = self.embedding(tokens) * math.sqrt(self.config.d_model)
-        positions = self.position_vectors(tokens, start, encoder)
+        positions = self.positions.vectors(tokens, start, encoder)
         return self.drop(x if positions is None else x + positions)
 
-    def position_vectors(self, tokens, start, encoder):
-        """What embed() adds for positions start..start+T: (T, d_model), (B, T, d_model) or None."""
-        scheme, end = self.config.positions, start + tokens.shape[1]
-        if scheme == "sinusoidal" or (scheme == "none_encoder" and not encoder):
-            return self.pe[start:end]
-        if scheme == "learned":
-            return self.position_embedding.weight[start:end]
-        if scheme == "randomized" and self.training:  # evaluation reads positions 0, 1, 2, ...
-            rows = random_positions(tokens.shape[0], end, self.config.max_len, tokens.device)  # (B, end)
-            return self.pe[rows[:, start:]]  # (B, T, d_model)
-        if scheme == "randomized":
-            return self.pe[start:end]
-        return None  # none_encoder's encoder, alibi and bos: no position vectors
-
-    def source_mask(self, mask):
-        """The source's padding mask as the memory's keys need it: with positions bos, the memory has
-        one more row first, the BOS every query may look at."""
-        if mask is None or self.config.positions != "bos":
-            return mask
-        return torch.cat([torch.zeros_like(mask[..., :1]), mask], dim=-1)
-
     def encode(self, src, src_mask=None):
-        """The memory: (B, T_enc, d_model), one row more with positions bos (BOS first). The encoder
-        runs once per input."""
-        if self.config.positions == "bos":  # BOS opens the source as it opens the target
-            src = torch.cat([torch.full_like(src[:, :1], BOS), src], dim=1)
+        """The memory: (B, T_enc, d_model), computed once per input (one row more where the
+        positions scheme opens the source with BOS)."""
+        src = self.positions.source(src)
         x = self.embed(src, encoder=True)
-        src_mask = additive_mask(self.source_mask(src_mask), x.dtype)  # once, not in every layer
-        if self.config.positions == "alibi":  # the distance bias of every head, with the padding
-            T = src.shape[1]
-            src_mask = self.alibi[:, :T, :T] if src_mask is None else src_mask + self.alibi[:, :T, :T]
+        mask = additive_mask(self.positions.memory_mask(src_mask), x.dtype)  # once, not in every layer
+        bias = self.positions.encoder_bias(src.shape[1])  # (h, T, T) or None
+        if bias is not None:
+            mask = bias if mask is None else mask + bias
         for layer in self.encoder:
-            x = layer(x, src_mask)
+            x = layer(x, mask)
         return self.encoder_norm(x)
 
     def decode(self, tgt_in, memory, memory_mask=None, trace=None):
@@ -302,7 +207,7 @@ class Transformer(nn.Module):
         y = self.embed(tgt_in)
         T = tgt_in.shape[1]
         self_mask = self.causal[:T, :T].to(y.dtype)  # (T, T): 0 on and below the diagonal, -inf above
-        memory_mask = additive_mask(self.source_mask(memory_mask), y.dtype)
+        memory_mask = additive_mask(self.positions.memory_mask(memory_mask), y.dtype)
         for layer in self.decoder:
             y = layer(y, memory, self_mask, memory_mask, trace)
         return self.decoder_norm(y) @ self.embedding.weight.T  # (B, T_dec, vocab)
@@ -313,7 +218,8 @@ class Transformer(nn.Module):
         if steps > self.config.max_len:
             raise ValueError(f"{steps} decoding steps exceed max_len = {self.config.max_len}")
         layers = [layer.start_cache(memory, steps) for layer in self.decoder]
-        return DecoderCache(layers, additive_mask(self.source_mask(memory_mask), memory.dtype), steps)
+        memory_mask = additive_mask(self.positions.memory_mask(memory_mask), memory.dtype)
+        return DecoderCache(layers, memory_mask, steps)
 
     def decode_step(self, token, cache: DecoderCache, trace=None):
         """Logits (B, vocab) for the next token after feeding `token` (B,) at position cache.length.

@@ -42,12 +42,12 @@ from pipeline.core.tokens import VOCAB
 from pipeline.core.training import train_model
 from pipeline.infra import files
 from pipeline.infra.params import ModelParams, Params
+from pipeline.model.positions import sinusoidal_positions
 from pipeline.model.transformer import (
     Transformer,
     additive_mask,
     causal_mask,
     count_parameters,
-    sinusoidal_positions,
 )
 
 OUT_DIR = Path("metrics")  # writes OUT_DIR/benchmark.json and OUT_DIR/benchmark/*.csv
