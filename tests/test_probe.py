@@ -18,8 +18,8 @@ from pipeline.infra.checkpoint import save_checkpoint
 from pipeline.infra.errors import DataError
 from pipeline.infra.params import ModelParams, as_dict
 from pipeline.model.transformer import Transformer
+from pipeline.probes import accounting, lesson6
 from pipeline.probes import depth as depth_probes
-from pipeline.probes import lesson6
 from pipeline.probes import summary as probe
 from pipeline.stages import probe as probe_stage
 
@@ -106,19 +106,19 @@ def test_n_blocks_expand_into_two_to_the_n_terms():
 
 
 def test_parameter_counts_at_the_papers_size():
-    acct = lesson6.parameter_accounting()
+    acct = accounting.parameter_accounting()
     assert acct["ffn_weights"] == 2 * 512 * 2048 == 2_097_152
     assert acct["attention_weights"] == 4 * 512**2 == 1_048_576
     assert acct["encoder_block_without_attention_biases"] == 3_150_336
     assert acct["encoder_block"] - 3_150_336 == acct["attention_biases"] == 2_048
     assert round(6 * acct["encoder_block_without_attention_biases"] / 1e6, 1) == 18.9
-    assert lesson6.parameter_accounting(32, 128, 4)["encoder_block"] == 12_704  # lesson 10's layer
+    assert accounting.parameter_accounting(32, 128, 4)["encoder_block"] == 12_704  # lesson 10's layer
 
 
 def test_base_model_count():
-    base = lesson6.model_params(vocab=37000)
+    base = accounting.model_params(vocab=37000)
     assert base["embedding"] == 37000 * 512
-    assert base["total"] == 37000 * 512 + 6 * 3_152_384 + 6 * lesson6.decoder_block_params() == 63_082_496
+    assert base["total"] == 37000 * 512 + 6 * 3_152_384 + 6 * accounting.decoder_block_params() == 63_082_496
 
 
 # ------------------------------------------------------------------------------ depth probes

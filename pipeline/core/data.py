@@ -1,4 +1,4 @@
-"""Stage `data`: seeded sorting datasets (lesson 10, "ordenar 10 dígitos").
+"""Seeded sorting datasets (lesson 10, "ordenar 10 dígitos").
 
 Sources are uniform random digits; the target is the sorted source. Training sequences are
 drawn once and split into the batches of every training seed (each seed reads its own order);

@@ -1,4 +1,4 @@
-"""Stage `evaluate`: greedy decoding, the paper's beam search and teacher forcing on held-out
+"""Evaluation: greedy decoding, the paper's beam search and teacher forcing on held-out
 sequences, per length and seed (lesson 10, part 4: "Generar y medir" and "Lo que no aprendió")."""
 
 import numpy as np
@@ -6,6 +6,7 @@ import torch
 
 from pipeline.core.batching import make_batch
 from pipeline.core.decoding import accuracy, beam_search, greedy, greedy_cached, teacher_forced
+from pipeline.infra.tables import csv_text
 
 METRICS_PATH = "metrics/evaluate.json"
 LENGTH_TABLE_PATH = "metrics/evaluate/length_table.csv"
@@ -84,16 +85,23 @@ def cross_attention_example(model, source, device):
 
 
 def length_table(metrics, lengths, seeds):
-    rows = ["length,seq_acc,seq_acc_std,seq_acc_min,seq_acc_max,digit_acc,digit_acc_std"]
+    """Per length: exact sequences (mean, std, seed range) and digits (mean, std), as CSV text."""
+    rows = []
     for n in lengths:
-        key = f"length_{n}_seq_acc"
+        key, digits = f"length_{n}_seq_acc", f"length_{n}_digit_acc"
         per_seed = [metrics[f"{key}_seed{s}"] for s in seeds]
         rows.append(
-            f"{n},{metrics[key]:.6f},{metrics[key + '_std']:.6f},{min(per_seed):.6f},"
-            f"{max(per_seed):.6f},{metrics[f'length_{n}_digit_acc']:.6f},"
-            f"{metrics[f'length_{n}_digit_acc_std']:.6f}"
+            {
+                "length": n,
+                "seq_acc": metrics[key],
+                "seq_acc_std": metrics[key + "_std"],
+                "seq_acc_min": min(per_seed),
+                "seq_acc_max": max(per_seed),
+                "digit_acc": metrics[digits],
+                "digit_acc_std": metrics[digits + "_std"],
+            }
         )
-    return "\n".join(rows) + "\n"
+    return csv_text(rows, float_format="%.6f")
 
 
 def show_failures(failures, count):

@@ -1,8 +1,7 @@
 """params.yaml parsed once into frozen, typed dataclasses; every invalid value is one clear error.
 
-Each field carries a rule (in its dataclass metadata) that converts and checks the raw YAML value.
-`dvc exp run -S train.lr=1e-06` writes `1e-06`, which PyYAML reads as a string: the float rules
-accept such strings as the numbers they are.
+Each field carries a rule (in its dataclass metadata, from pipeline/infra/rules.py) that converts
+and checks the raw YAML value.
 """
 
 import dataclasses
@@ -14,93 +13,7 @@ from pathlib import Path
 import yaml
 
 from pipeline.infra.errors import ConfigError
-
-# ---------------------------------------------------------------------------------------- rules
-
-
-def _fail(key, value, allowed):
-    raise ConfigError(f"{key} = {value!r} is invalid: expected {allowed}")
-
-
-def _as_int(key, value, allowed):
-    if isinstance(value, bool) or not isinstance(value, int):
-        _fail(key, value, allowed)
-    return value
-
-
-def _as_float(key, value, allowed):
-    if isinstance(value, bool):
-        _fail(key, value, allowed)
-    if isinstance(value, str):  # `dvc exp run -S` writes 1e-06, which YAML reads as a string
-        try:
-            value = float(value)
-        except ValueError:
-            _fail(key, value, allowed)
-    if not isinstance(value, (int, float)) or not math.isfinite(value):
-        _fail(key, value, allowed)
-    return float(value)
-
-
-def int_at_least(low):
-    allowed = f"an integer >= {low}"
-
-    def rule(key, value):
-        value = _as_int(key, value, allowed)
-        if value < low:
-            _fail(key, value, allowed)
-        return value
-
-    return rule
-
-
-def float_in(low, high, low_open=False, high_open=True):
-    lo, hi = ("(" if low_open else "["), (")" if high_open else "]")
-    allowed = f"a number in {lo}{low}, {high}{hi}"
-
-    def rule(key, value):
-        value = _as_float(key, value, allowed)
-        if (value <= low if low_open else value < low) or (value >= high if high_open else value > high):
-            _fail(key, value, allowed)
-        return value
-
-    return rule
-
-
-def one_of(*choices):
-    allowed = "one of " + ", ".join(choices)
-
-    def rule(key, value):
-        if value not in choices:
-            _fail(key, value, allowed)
-        return value
-
-    return rule
-
-
-def list_of(item_rule, what, unique=False, length=None):
-    allowed = f"a non-empty list of {what}" if length is None else f"a list of {length} {what}"
-
-    def rule(key, value):
-        if not isinstance(value, list) or not value or (length and len(value) != length):
-            _fail(key, value, allowed)
-        items = tuple(item_rule(f"{key}[{i}]", item) for i, item in enumerate(value))
-        if unique and len(set(items)) != len(items):
-            _fail(key, value, f"{allowed} without repeats")
-        return items
-
-    return rule
-
-
-def spec(default, rule):
-    """A field with its default and its rule (defaults exist for tests; params.yaml sets all)."""
-    factory = (lambda: default) if isinstance(default, tuple) else None
-    if factory:
-        return field(default_factory=factory, metadata={"rule": rule})
-    return field(default=default, metadata={"rule": rule})
-
-
-POSITIVE_FLOAT = float_in(0.0, math.inf, low_open=True)
-POSITIVE_INT = int_at_least(1)
+from pipeline.infra.rules import POSITIVE_FLOAT, POSITIVE_INT, float_in, int_at_least, list_of, one_of, spec
 
 # model.positions ("sort any length"): sinusoidal is the paper's (section 3.5) and the default;
 # none_encoder adds no positions in the encoder (the decoder keeps sinusoids); learned trains one

@@ -1,4 +1,4 @@
-"""Stage `architecture`: lesson 10's structural claims, measured on freshly built layers of the lesson's size.
+"""Lesson 10's structural claims, measured on freshly built layers of the lesson's size.
 
 Parameter counts, shapes, the causal-mask test of the MultiHead demo, the shared embedding: facts
 of the code, not of training, recorded so the report can set them against the lesson.

@@ -17,8 +17,10 @@ from pipeline.infra import files, runlog
 from pipeline.infra.checkpoint import check_fits, checkpoint_path, load_checkpoint
 from pipeline.infra.errors import stage_entry
 from pipeline.infra.params import load_params
+from pipeline.infra.tables import csv_text
+from pipeline.probes import accounting, lesson6
 from pipeline.probes import depth as depth_probes
-from pipeline.probes import lesson6
+from pipeline.probes.notes import notes_for
 from pipeline.probes.summary import (
     FD_STEPS,
     GRAD_BATCH,
@@ -33,11 +35,9 @@ from pipeline.probes.summary import (
     grad_table,
     layernorm_rows,
     lesson6_metrics,
-    notes_for,
     print_tables,
     probe_batch,
     sweep_metrics,
-    to_csv,
 )
 
 
@@ -55,8 +55,8 @@ def main():
     steps = lesson6.step_sweep(cell, max(p.depths), FD_STEPS)
     path_blocks = sorted({2, *(n for n in p.depths if n <= MAX_PATH_BLOCKS)})
     paths = lesson6.path_check(np.random.default_rng(p.seed), path_blocks)
-    acct, acct_32 = lesson6.parameter_accounting(), lesson6.parameter_accounting(32, 128, 4)
-    decoder_block, base = lesson6.decoder_block_params(), lesson6.model_params(vocab=PAPER_VOCAB)
+    acct, acct_32 = accounting.parameter_accounting(), accounting.parameter_accounting(32, 128, 4)
+    decoder_block, base = accounting.decoder_block_params(), accounting.model_params(vocab=PAPER_VOCAB)
 
     # 2. real models: the first seed's checkpoint, and fresh models at initialisation
     seed = params.train.seeds[0]
@@ -96,7 +96,7 @@ def main():
     }
     try:
         for name, rows in tables.items():
-            files.write_text(staging / name, to_csv(rows))
+            files.write_text(staging / name, csv_text(rows, float_format="%.12g"))
         files.write_json(staging / "notes.json", notes)
         files.replace_dir(staging, TABLES_DIR)
     finally:

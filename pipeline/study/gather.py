@@ -1,5 +1,6 @@
-"""Stage `study` ("sort any length"): why the lesson's model fails away from the length it
-was trained on, and which positional scheme and training lengths make a model that does not.
+"""The length-generalisation study gathered ("sort any length"): why the lesson's model fails
+away from the length it was trained on, and which positional scheme and training lengths make a
+model that does not.
 
 Each variant of `study.variants` is trained and tested by its own stage (`variant@<name>`,
 pipeline.study.variant): a positional scheme (model.positions) trained on the lesson's length
@@ -27,6 +28,7 @@ from pipeline.infra.errors import PipelineError
 from pipeline.infra.params import Params
 from pipeline.infra.pool import run_jobs
 from pipeline.infra.stats import across_seeds
+from pipeline.infra.tables import csv_text
 from pipeline.study.diagnosis import accuracy_by_length, diagnose, mean_over_seeds
 from pipeline.study.sets import longest_input, study_test_sets
 from pipeline.study.text import diagnosis_text
@@ -97,51 +99,49 @@ def summarise(per_seed, lengths):
 
 def length_table(summaries, lengths):
     """Wide CSV: per length, each variant's mean, std, min and max over seeds (blank where untested)."""
-    header = ["length"] + [f"{v}{suffix}" for v in summaries for suffix in ("", "_std", "_min", "_max")]
-    rows = [",".join(header)]
+    rows = []
     for n in lengths:
-        cells = [str(n)]
-        for m in summaries.values():
-            key = f"length_{n}_seq_acc"
-            if key not in m:
-                cells += [""] * 4
-                continue
-            seeds = [v for k, v in m.items() if k.startswith(f"{key}_seed")]
-            cells += [f"{m[key]:.6f}", f"{m[key + '_std']:.6f}", f"{min(seeds):.6f}", f"{max(seeds):.6f}"]
-        rows.append(",".join(cells))
-    return "\n".join(rows) + "\n"
+        row, key = {"length": n}, f"length_{n}_seq_acc"
+        for v, m in summaries.items():
+            seeds = [value for k, value in m.items() if k.startswith(f"{key}_seed")]
+            tested = key in m
+            row[v] = m[key] if tested else None
+            row[f"{v}_std"] = m[key + "_std"] if tested else None
+            row[f"{v}_min"] = min(seeds) if tested else None
+            row[f"{v}_max"] = max(seeds) if tested else None
+        rows.append(row)
+    return csv_text(rows, float_format="%.6f")
 
 
 def variant_table(summary, lengths):
     """One variant's CSV for `dvc plots` (one plot per variant, comparable across experiments)."""
-    rows = ["length,seq_acc,seq_acc_std,digit_acc"]
-    for n in lengths:
-        key = f"length_{n}_seq_acc"
-        if key in summary:
-            digits = summary[f"length_{n}_digit_acc"]
-            rows.append(f"{n},{summary[key]:.6f},{summary[key + '_std']:.6f},{digits:.6f}")
-    return "\n".join(rows) + "\n"
+    rows = [
+        {
+            "length": n,
+            "seq_acc": summary[f"length_{n}_seq_acc"],
+            "seq_acc_std": summary[f"length_{n}_seq_acc_std"],
+            "digit_acc": summary[f"length_{n}_digit_acc"],
+        }
+        for n in lengths
+        if f"length_{n}_seq_acc" in summary
+    ]
+    return csv_text(rows, ["length", "seq_acc", "seq_acc_std", "digit_acc"], float_format="%.6f")
 
 
 def seed_table(per_seed):
-    rows = ["variant,seed,length,seq_acc,digit_acc"]
-    for (variant, seed), result in per_seed.items():
-        for key, value in result.items():
-            if key.endswith("_seq_acc"):
-                n = key.split("_")[1]
-                rows.append(f"{variant},{seed},{n},{value:.6f},{result[f'length_{n}_digit_acc']:.6f}")
-    return "\n".join(rows) + "\n"
+    rows = [
+        (variant, seed, key.split("_")[1], value, result[f"length_{key.split('_')[1]}_digit_acc"])
+        for (variant, seed), result in per_seed.items()
+        for key, value in result.items()
+        if key.endswith("_seq_acc")
+    ]
+    return csv_text(rows, ["variant", "seed", "length", "seq_acc", "digit_acc"], float_format="%.6f")
 
 
 def rank_table(diagnosis):
-    rows = ["length,step,emitted_rank,correct_rank,attended_rank,acc_by_position"]
-    for n, d in diagnosis.items():
-        for t in range(int(n)):
-            rows.append(
-                f"{n},{t},{d['emitted_rank'][t]:.4f},{d['correct_rank'][t]:.4f},"
-                f"{d['attended_rank'][t]:.4f},{d['acc_by_position'][t]:.4f}"
-            )
-    return "\n".join(rows) + "\n"
+    columns = ["emitted_rank", "correct_rank", "attended_rank", "acc_by_position"]
+    rows = [(n, t, *(d[c][t] for c in columns)) for n, d in diagnosis.items() for t in range(int(n))]
+    return csv_text(rows, ["length", "step", *columns], float_format="%.4f")
 
 
 def run_study(params: Params, workers=None):

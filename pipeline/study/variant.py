@@ -1,4 +1,4 @@
-"""Stage `variant@<name>`: one variant of the length study, trained and tested.
+"""One variant of the length study (stage `variant@<name>`), trained and tested.
 
 `python -m pipeline.stages.variant <name>` trains one model per `study.seeds` (in parallel, one
 process per seed and core) with the pipeline's own `train_model`, `study.steps` steps and
