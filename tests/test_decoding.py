@@ -1,5 +1,5 @@
-"""Fast decoding agrees with the plain one (the key/value cache, beam search); the flat Adam update
-changes no bits; the speed benchmark's reference model and figure work."""
+"""Fast decoding agrees with the plain one (the key/value cache, beam search); the speed benchmark's
+reference model and figure work."""
 
 import itertools
 import json
@@ -9,11 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from pipeline.core.batching import batch_indices, make_batch
 from pipeline.core.data import make_datasets
 from pipeline.core.decoding import beam_search, greedy, greedy_cached, length_penalty
 from pipeline.core.evaluation import evaluate_model, headline
-from pipeline.core.recipe import learning_rate, smoothed_loss
 from pipeline.core.tokens import BOS
 from pipeline.core.training import train_model
 from pipeline.infra.checkpoint import load_checkpoint
@@ -170,37 +168,6 @@ def test_evaluate_reports_beam_search_beside_greedy(half_trained):
     top = headline(results, (6,), (4, 6))
     assert top["beam_seq_acc"] == results["length_6_beam_seq_acc"]
     assert top["greedy_seq_acc"] == results["length_6_seq_acc"]
-
-
-def test_flat_adam_in_train_model_changes_no_bits():
-    """train_model updates all parameters as one flat buffer; the lesson's per-parameter Adam loop,
-    written out here, must give the same losses and the same weights, bit for bit."""
-    params = tiny_params(model={"dropout": 0.1, "layers": 2}, train={"steps": 12})
-    data = make_datasets(params.data)[0]
-    model, losses = train_model(params, 0, data)
-
-    tp = params.train
-    torch.manual_seed(0)
-    reference = Transformer(params.model).train()
-    opt = torch.optim.Adam(reference.parameters(), lr=tp.lr, betas=tp.betas, eps=tp.eps, foreach=False)
-    expected = []
-    for step, rows in enumerate(batch_indices(len(data["source"]), tp.batch_size, tp.steps, 0), start=1):
-        batch = make_batch(data["source"][rows], data["target"][rows], data["lengths"][rows])
-        for group in opt.param_groups:
-            group["lr"] = learning_rate(step, tp.lr, tp.warmup)
-        loss = smoothed_loss(
-            reference(batch.src, batch.tgt_in, batch.src_mask), batch.target, tp.label_smoothing
-        )
-        expected.append(loss.item())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-    assert losses == expected
-    ours = model.state_dict()
-    assert all(torch.equal(ours[k], v) for k, v in reference.state_dict().items())
-    assert all(
-        p.grad is None and p.data.untyped_storage().nbytes() == p.numel() * 4 for p in model.parameters()
-    )
 
 
 def test_the_benchmark_reference_has_our_shape_and_trains_in_our_loop():
