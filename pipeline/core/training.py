@@ -3,6 +3,9 @@
 Each seed trains in its own process on one thread, so the seeds run side by side on a multi-core
 machine and every seed's bytes are the same whatever the machine's core count. Outputs are written
 to staging directories and moved into place only when every seed has finished.
+
+train_model is the project's one training loop: the study variants, the speed benchmark and the tests
+train through it too.
 """
 
 import math
@@ -22,7 +25,7 @@ from pipeline.core.tokens import VOCAB
 from pipeline.infra import files
 from pipeline.infra.checkpoint import checkpoint_path, save_checkpoint
 from pipeline.infra.errors import ConfigError, TrainingDiverged
-from pipeline.infra.params import Params, as_dict
+from pipeline.infra.params import Params, TrainParams, as_dict
 from pipeline.infra.pool import run_jobs
 from pipeline.infra.resume import for_seed as resume_for_seed
 from pipeline.infra.stats import across_seeds
@@ -49,39 +52,96 @@ def check_loss(loss, step, lr, first_loss):
         )
 
 
-def train_model(params: Params, seed, data, device="cpu", on_step=None, resume=None):
+class FlatAdam:
+    """The pipeline's optimiser: torch.optim.Adam over all parameters laid end to end in one buffer.
+
+    Adam is elementwise, so one update of the whole buffer gives the same bits as the per-parameter
+    update, in a dozen ops instead of a dozen per parameter: each parameter and its gradient become a
+    view into `flat` and `flat.grad` (backward adds into them).
+    """
+
+    def __init__(self, model, tp: TrainParams, foreach=False):
+        self.weights = list(model.parameters())
+        sizes = [w.numel() for w in self.weights]
+        self.flat = torch.nn.Parameter(torch.cat([w.detach().flatten() for w in self.weights]))
+        self.flat.grad = torch.zeros_like(self.flat)
+        parts = zip(self.weights, self.flat.data.split(sizes), self.flat.grad.split(sizes), strict=True)
+        for w, part, part_grad in parts:
+            w.data, w.grad = part.view_as(w), part_grad.view_as(w)
+        self.optimizer = torch.optim.Adam([self.flat], lr=tp.lr, betas=tp.betas, eps=tp.eps, foreach=foreach)
+
+    def zero_grad(self):
+        self.flat.grad.zero_()  # the parameters' gradients are views into it: keep the buffer
+
+    def release(self):
+        """Each parameter owns its storage again, as a freshly built model's does."""
+        for w in self.weights:
+            w.data, w.grad = w.data.clone(), None
+
+
+class ParameterAdam:
+    """torch.optim.Adam over each parameter, as a user writes it: the speed benchmark's comparison."""
+
+    def __init__(self, model, tp: TrainParams, foreach=False):
+        self.weights = list(model.parameters())
+        self.optimizer = torch.optim.Adam(self.weights, lr=tp.lr, betas=tp.betas, eps=tp.eps, foreach=foreach)
+
+    def zero_grad(self):
+        self.optimizer.zero_grad(set_to_none=True)
+
+    def release(self):
+        pass  # each parameter owned its storage throughout
+
+
+def restore(resume, adam: FlatAdam, seed, tp: TrainParams, on_step):
+    """Continue from the saved state, if any: weights, Adam's moments and the random-number state.
+    The replayed steps reach `on_step` again, so logs come out whole. Returns the losses so far."""
+    state = resume.load() if resume else None
+    if not state:
+        return []
+    adam.flat.data.copy_(state["flat"])
+    adam.optimizer.load_state_dict(state["optimizer"])
+    torch.set_rng_state(state["rng"])
+    if state["cuda_rng"]:
+        torch.cuda.set_rng_state_all(state["cuda_rng"])
+    print(f"seed {seed}: resuming from step {state['step']} ({resume.path})")
+    for step, value in enumerate(state["losses"], start=1):
+        if on_step:
+            on_step(step, value, learning_rate(step, tp.lr, tp.warmup))
+    return state["losses"]
+
+
+def train_model(
+    params: Params,
+    seed,
+    data,
+    device="cpu",
+    on_step=None,
+    resume=None,
+    *,
+    build_model=Transformer,
+    flat_adam=True,
+    foreach=False,
+):
     """Train one model; returns it and the loss of every step. `on_step(step, loss, lr)` observes.
 
-    With a `resume` (pipeline.resume.Resume) the training state is saved every `resume.every`
-    steps, and a saved state is continued from: the replayed steps reach `on_step` again, so logs
-    come out whole, and the result is the same bytes as an uninterrupted run.
+    The one training loop of the project: the train stage, the study variants, the speed benchmark
+    and the tests all train through it. `build_model(params.model)` makes the model (the benchmark
+    passes torch.nn.Transformer of our shape); `flat_adam=False` updates each parameter on its own,
+    with `foreach` as torch.optim.Adam takes it (both only for the benchmark's comparison).
+
+    With a `resume` (pipeline.infra.resume.Resume) the training state is saved every `resume.every`
+    steps, and a saved state is continued from: the result is the same bytes as an uninterrupted run.
     """
+    if resume and (build_model is not Transformer or not flat_adam):
+        # a saved state is keyed by the parameters alone, and holds the flat buffer's Adam moments
+        raise ValueError("only the pipeline's own training (Transformer, flat Adam) saves and resumes")
     torch.manual_seed(seed)  # initial weights and dropout masks
     tp = params.train
-    model = Transformer(params.model).to(device).train()
-    # Adam is elementwise, so one update of all parameters laid end to end in one buffer gives the
-    # same bits as the per-parameter update, in a dozen ops instead of a dozen per parameter: each
-    # parameter and its gradient become a view into `flat` and `flat.grad` (backward adds into them).
-    weights = list(model.parameters())
-    sizes = [w.numel() for w in weights]
-    flat = torch.nn.Parameter(torch.cat([w.detach().flatten() for w in weights]))
-    flat.grad = torch.zeros_like(flat)
-    for w, part, part_grad in zip(weights, flat.data.split(sizes), flat.grad.split(sizes), strict=True):
-        w.data, w.grad = part.view_as(w), part_grad.view_as(w)
-    opt = torch.optim.Adam([flat], lr=tp.lr, betas=tp.betas, eps=tp.eps, foreach=False)
-    losses, done = [], 0
-    state = resume.load() if resume else None
-    if state:
-        flat.data.copy_(state["flat"])
-        opt.load_state_dict(state["optimizer"])
-        torch.set_rng_state(state["rng"])
-        if state["cuda_rng"]:
-            torch.cuda.set_rng_state_all(state["cuda_rng"])
-        losses, done = state["losses"], state["step"]
-        print(f"seed {seed}: resuming from step {done} ({resume.path})")
-        for step, value in enumerate(losses, start=1):
-            if on_step:
-                on_step(step, value, learning_rate(step, tp.lr, tp.warmup))
+    model = build_model(params.model).to(device).train()
+    adam = (FlatAdam if flat_adam else ParameterAdam)(model, tp, foreach)
+    losses = restore(resume, adam, seed, tp, on_step)
+    done = len(losses)
     order = batch_indices(len(data["source"]), tp.batch_size, tp.steps, seed)
     for step, rows in enumerate(order, start=1):
         if step <= done:
@@ -90,7 +150,7 @@ def train_model(params: Params, seed, data, device="cpu", on_step=None, resume=N
         batch = make_batch(data["source"][rows], data["target"][rows], data["lengths"][rows], device)
         # 2. the learning rate for this step: a pure function of the step (equation 3)
         lr = learning_rate(step, tp.lr, tp.warmup)
-        for group in opt.param_groups:
+        for group in adam.optimizer.param_groups:
             group["lr"] = lr
         # 3. forward and label-smoothed loss
         logits = model(batch.src, batch.tgt_in, batch.src_mask)  # (B, T, vocab)
@@ -98,16 +158,16 @@ def train_model(params: Params, seed, data, device="cpu", on_step=None, resume=N
         value = loss.item()
         check_loss(value, step, lr, losses[0] if losses else value)
         # 4. backward and update
-        flat.grad.zero_()
+        adam.zero_grad()
         loss.backward()
-        opt.step()
+        adam.optimizer.step()
         losses.append(value)
+        # 5. observe, and save the state now and then when resuming is on
         if on_step:
             on_step(step, value, lr)
         if resume and step % resume.every == 0 and step < tp.steps:
-            resume.save(step, flat, opt, losses)
-    for w in weights:  # each parameter owns its storage again, as a freshly built model's does
-        w.data, w.grad = w.data.clone(), None
+            resume.save(step, adam.flat, adam.optimizer, losses)
+    adam.release()
     return model, losses
 
 
