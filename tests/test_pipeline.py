@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+pytestmark = pytest.mark.slow  # a real `dvc repro` in a temporary clone: about two minutes
+
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 TINY = {
