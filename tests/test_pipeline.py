@@ -23,9 +23,10 @@ TINY = {
     "evaluate": {"batch_size": 1000},
     "study": {
         "variants": ["bos_mixed"],
+        "model": {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "max_len": 16},
+        "train": {"steps": 30, "batch_size": 16, "warmup": 5, "seeds": [0, 1]},
+        "fixed_lengths": [5],
         "train_lengths": [1, 2, 3, 4, 5],
-        "steps": 30,
-        "seeds": [0, 1],
         "max_length": 8,
         "test_size": 20,
         "diagnosis_lengths": [3, 5, 7],
@@ -41,10 +42,16 @@ def run(cmd, cwd, check=True, **kwargs):
     return result
 
 
+def merged(base, overrides):
+    """`base` with `overrides` laid over it, nested sections merged key by key."""
+    out = dict(base)
+    for key, value in overrides.items():
+        out[key] = merged(base[key], value) if isinstance(value, dict) else value
+    return out
+
+
 def write_params(repo, overrides):
-    params = yaml.safe_load((ROOT / "params.yaml").read_text())
-    for section, values in overrides.items():
-        params[section].update(values)
+    params = merged(yaml.safe_load((ROOT / "params.yaml").read_text()), overrides)
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
 
 

@@ -42,6 +42,8 @@ DEFAULT_STUDY_VARIANTS = (
     *(f"{p}_mixed_log_length" for p in ("sinusoidal", "alibi", "bos")),
 )
 
+BETAS = list_of(float_in(0.0, 1.0, low_open=True), "numbers in (0, 1)", length=2)
+
 # ------------------------------------------------------------------------------------- sections
 
 
@@ -78,9 +80,7 @@ class TrainParams:
     steps: int = spec(1200, POSITIVE_INT)
     batch_size: int = spec(64, POSITIVE_INT)
     lr: float = spec(0.002, POSITIVE_FLOAT)
-    betas: tuple = spec(
-        (0.9, 0.98), list_of(float_in(0.0, 1.0, low_open=True), "numbers in (0, 1)", length=2)
-    )
+    betas: tuple = spec((0.9, 0.98), BETAS)
     eps: float = spec(1e-9, POSITIVE_FLOAT)
     warmup: int = spec(100, POSITIVE_INT)
     label_smoothing: float = spec(0.1, float_in(0.0, 1.0))
@@ -112,16 +112,47 @@ class ProbeParams:
 
 
 @dataclass(frozen=True)
+class StudyModelParams:
+    """Every study variant's model: the lesson's by default; positions and attention come from the
+    variant's name."""
+
+    d_model: int = spec(32, POSITIVE_INT)
+    heads: int = spec(4, POSITIVE_INT)
+    layers: int = spec(2, POSITIVE_INT)
+    d_ff: int = spec(128, POSITIVE_INT)
+    dropout: float = spec(0.0, float_in(0.0, 1.0))  # 0, not the lesson's 0.1: dropout blurs counts
+    norm: str = spec("post", one_of("post", "pre"))
+    max_len: int = spec(64, POSITIVE_INT)
+
+
+@dataclass(frozen=True)
+class StudyTrainParams:
+    """Every study variant's recipe: the lesson's optimiser and schedule, trained longer."""
+
+    steps: int = spec(4000, POSITIVE_INT)  # mixed lengths need more steps than 1200 to converge
+    batch_size: int = spec(64, POSITIVE_INT)
+    lr: float = spec(0.002, POSITIVE_FLOAT)
+    betas: tuple = spec((0.9, 0.98), BETAS)
+    eps: float = spec(1e-9, POSITIVE_FLOAT)
+    warmup: int = spec(100, POSITIVE_INT)
+    label_smoothing: float = spec(0.1, float_in(0.0, 1.0))
+    seeds: tuple = spec((0, 1, 2), list_of(int_at_least(0), "integers >= 0", unique=True))
+    device: str = spec("auto", one_of("auto", "cpu", "cuda"))
+
+
+@dataclass(frozen=True)
 class StudyParams:
-    """The length study: which positional schemes and training lengths sort lengths never trained on."""
+    """The length study: which positional schemes and training lengths sort lengths never trained
+    on. It owns its recipe (model, train), so an experiment on the lesson's model retrains none of
+    its variants."""
 
     variants: tuple = spec(
         DEFAULT_STUDY_VARIANTS, list_of(one_of(*STUDY_VARIANTS), "variant names", unique=True)
     )
+    model: StudyModelParams = field(default_factory=StudyModelParams)
+    train: StudyTrainParams = field(default_factory=StudyTrainParams)
+    fixed_lengths: tuple = spec((10,), list_of(POSITIVE_INT, "integers >= 1", unique=True))  # `_fixed`
     train_lengths: tuple = spec(tuple(range(1, 11)), list_of(POSITIVE_INT, "integers >= 1", unique=True))
-    steps: int = spec(4000, POSITIVE_INT)  # training steps of every variant the study trains
-    dropout: float = spec(0.0, float_in(0.0, 1.0))  # their dropout (the lesson's model.dropout is 0.1)
-    seeds: tuple = spec((0, 1, 2), list_of(int_at_least(0), "integers >= 0", unique=True))
     max_length: int = spec(40, POSITIVE_INT)  # test every length 1..max_length a model's max_len allows
     test_size: int = spec(500, POSITIVE_INT)  # sequences per length (all of them where fewer exist)
     diagnosis_lengths: tuple = spec(
@@ -171,11 +202,7 @@ def parse_section(cls, raw, prefix):
 def _check_across(p: Params):
     """Rules that involve more than one value."""
     m = p.model
-    if m.d_model % m.heads:
-        raise ConfigError(
-            f"model.d_model = {m.d_model} is not divisible by model.heads = {m.heads}: "
-            "each head needs d_k = d_model / heads"
-        )
+    check_heads("model", m)
     check_positions("model.positions", m.positions, m, p.data.train_lengths)
     if p.train.batch_size > p.data.train_size:
         raise ConfigError(
@@ -189,39 +216,49 @@ def _check_across(p: Params):
                     f"data.{key} has {length}, beyond model.max_len = {m.max_len}: "
                     f"lengths must be in [1, {m.max_len}] (the decoder also reads BOS)"
                 )
+    check_heads("study.model", p.study.model)
+    sm = p.study.model
     for variant in p.study.variants:  # the study's tests and diagnosis stop at each model's max_len
         positions, lengths, _ = variant_recipe(variant, p)
         key = f"study.variants ({variant})"
-        if max(lengths) > m.max_len - (positions == "bos"):
+        if max(lengths) > sm.max_len - (positions == "bos"):
             raise ConfigError(
-                f"{key} trains on length {max(lengths)}, beyond model.max_len = {m.max_len}"
+                f"{key} trains on length {max(lengths)}, beyond study.model.max_len = {sm.max_len}"
                 + (" less the BOS that opens the source" if positions == "bos" else "")
             )
-        check_positions(key, positions, m, lengths)
+        check_positions(key, positions, sm, lengths)
 
 
-def check_positions(key, positions, m: ModelParams, train_lengths):
+def check_heads(key, m):
+    if m.d_model % m.heads:
+        raise ConfigError(
+            f"{key}.d_model = {m.d_model} is not divisible by {key}.heads = {m.heads}: "
+            "each head needs d_k = d_model / heads"
+        )
+
+
+def check_positions(key, positions, m, train_lengths):
     """A positional scheme that fits the model: sinusoids come in (sin, cos) pairs, and randomized
     positions need a range [0, max_len) larger than the longest training sequence to sample from."""
     if positions in ("sinusoidal", "none_encoder", "randomized") and m.d_model % 2:
-        raise ConfigError(f"model.d_model = {m.d_model} must be even for {positions} positions ({key})")
+        raise ConfigError(f"d_model = {m.d_model} must be even for {positions} positions ({key})")
     if positions == "randomized" and max(train_lengths) >= m.max_len:
         raise ConfigError(
-            f"{key} = randomized samples positions from [0, model.max_len) = [0, {m.max_len}): "
-            f"model.max_len must exceed the longest training length, {max(train_lengths)}"
+            f"{key} = randomized samples positions from [0, max_len) = [0, {m.max_len}): "
+            f"max_len must exceed the longest training length, {max(train_lengths)}"
         )
 
 
 def variant_recipe(variant, p: Params):
     """A study variant's positional scheme, training lengths and attention: `<positions>_fixed`
-    trains on data.train_lengths (the lesson's 10), `<positions>_mixed` on study.train_lengths, both
+    trains on study.fixed_lengths (the lesson's 10), `<positions>_mixed` on study.train_lengths, both
     with softmax attention unless an attention of ATTENTIONS follows (`bos_mixed_log_length`)."""
     attention = ATTENTIONS[0]
     for other in ATTENTIONS[1:]:
         if variant.endswith(f"_{other}"):
             variant, attention = variant.removesuffix(f"_{other}"), other
     positions, lengths = variant.rsplit("_", 1)
-    return positions, p.data.train_lengths if lengths == "fixed" else p.study.train_lengths, attention
+    return positions, p.study.fixed_lengths if lengths == "fixed" else p.study.train_lengths, attention
 
 
 def parse_params(raw) -> Params:

@@ -56,9 +56,10 @@ def study_test_sets(params: Params):
     They leave out every training sequence of both kinds of variant (fixed and mixed lengths), run or
     not, so that every choice of study.variants is tested on the same sequences.
     """
-    s, size = params.study, params.study.steps * params.train.batch_size
+    s = params.study
+    size = s.train.steps * s.train.batch_size
     train_keys = set()
-    for lengths in (params.data.train_lengths, s.train_lengths):
+    for lengths in (s.fixed_lengths, s.train_lengths):
         train_keys |= training_keys(training_set(lengths, size, s.seed))
     return make_test_sets(tested_lengths(params), s.test_size, s.seed, train_keys)
 

@@ -1,9 +1,10 @@
 """One variant of the length study (stage `variant@<name>`), trained and tested.
 
-`python -m pipeline.stages.variant <name>` trains one model per `study.seeds` (in parallel, one
-process per seed and core) with the pipeline's own `train_model`, `study.steps` steps and
-`study.dropout`, on the variant's positional scheme and training lengths; tests each at every length
-1..`study.max_length` its positions allow on the study's shared test sets (pipeline.study_sets); and
+`python -m pipeline.stages.variant <name>` trains one model per `study.train.seeds` (in parallel,
+one process per seed and core) with the pipeline's own `train_model` and the study's own recipe
+(`study.model`, `study.train`), on the variant's positional scheme and training lengths; tests each
+at every length 1..`study.max_length` its positions allow on the study's shared test sets
+(pipeline.study.sets); and
 diagnoses it at `study.diagnosis_lengths`. Everything goes to metrics/variants/<name>.json, which the
 `study` stage gathers. One stage per variant, so DVC caches each on its own: adding a variant to
 `study.variants` trains that variant only.
@@ -18,12 +19,13 @@ import torch
 
 from pipeline.core.training import resolve_device, train_model
 from pipeline.infra.errors import ConfigError
-from pipeline.infra.params import Params, variant_recipe
+from pipeline.infra.params import DataParams, ModelParams, Params, TrainParams, variant_recipe
 from pipeline.infra.pool import run_jobs
 from pipeline.study.diagnosis import VARIANT_DIAGNOSIS, accuracy_by_length, diagnose
 from pipeline.study.sets import longest_input, study_test_sets, training_set
 
 VARIANTS_DIR = Path("metrics/variants")
+PROGRESS_EVERY = 300  # steps between a variant's progress lines
 
 
 def variant_path(variant):
@@ -31,17 +33,16 @@ def variant_path(variant):
 
 
 def variant_params(params: Params, variant) -> Params:
-    """The pipeline's parameters with the variant's positions, training lengths and attention, and the
-    study's steps, seeds and dropout."""
+    """What one variant trains with: the study's own model and recipe (study.model, study.train),
+    with the variant's positions, attention and training lengths. Nothing of model.* or train.*,
+    so an experiment on the lesson's model leaves every variant's cached result valid."""
     positions, lengths, attention = variant_recipe(variant, params)
-    s = params.study
+    m, t = params.study.model, params.study.train
     return dataclasses.replace(
         params,
-        data=dataclasses.replace(
-            params.data, train_lengths=lengths, train_size=s.steps * params.train.batch_size
-        ),
-        model=dataclasses.replace(params.model, positions=positions, attention=attention, dropout=s.dropout),
-        train=dataclasses.replace(params.train, steps=s.steps, seeds=s.seeds),
+        data=DataParams(train_lengths=lengths, train_size=t.steps * t.batch_size),
+        model=ModelParams(**dataclasses.asdict(m), positions=positions, attention=attention),
+        train=TrainParams(**dataclasses.asdict(t), log_every=PROGRESS_EVERY),
     )
 
 
@@ -51,7 +52,7 @@ def train_and_test(params: Params, variant, seed, tests, batch_size):
     torch.use_deterministic_algorithms(True)
     device = resolve_device(params.train.device)
     data = training_set(params.data.train_lengths, params.data.train_size, params.study.seed)
-    log_every = params.train.log_every
+    log_every = params.train.log_every  # progress lines only
 
     def on_step(step, loss, lr):
         if step % log_every == 0 or step == params.train.steps:
@@ -81,7 +82,7 @@ def run_variant(params: Params, variant, workers=None):
         raise ConfigError(f"variant {variant} is not in study.variants ({', '.join(params.study.variants)})")
     recipe = variant_params(params, variant)
     tests, _ = study_test_sets(params)
-    seeds = list(params.study.seeds)
+    seeds = list(params.study.train.seeds)
     jobs = [(recipe, variant, seed, tests, params.evaluate.batch_size) for seed in seeds]
     results = dict(zip(seeds, run_jobs(train_and_test, jobs, workers), strict=True))
     record = {
