@@ -15,6 +15,7 @@ from pipeline.infra.errors import DataError
 from pipeline.infra.params import DataParams
 
 TRAIN_PATH, TEST_PATH, METRICS_PATH = "data/train.npz", "data/test.npz", "metrics/data.json"
+HEADLINE = ("train_size", "train_unique", "test_overlap_total")  # metrics.json; the rest in data/
 
 
 def random_sources(rng, size, lengths):

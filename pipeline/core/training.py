@@ -25,6 +25,7 @@ from pipeline.core.tokens import VOCAB
 from pipeline.infra import files
 from pipeline.infra.checkpoint import checkpoint_path, save_checkpoint
 from pipeline.infra.errors import ConfigError, TrainingDiverged
+from pipeline.infra.metrics import write as write_metrics
 from pipeline.infra.params import Params, TrainParams, as_dict
 from pipeline.infra.pool import run_jobs
 from pipeline.infra.resume import for_seed as resume_for_seed
@@ -32,6 +33,7 @@ from pipeline.infra.stats import across_seeds
 from pipeline.model.transformer import Transformer
 
 MODELS_DIR, LOGS_DIR, METRICS_PATH = Path("models"), Path("metrics/train"), "metrics/train.json"
+HEADLINE = ("loss_final", "loss_final_std", "loss_floor", "loss_gap_to_floor")
 
 
 def resolve_device(name):
@@ -233,7 +235,7 @@ def train_all(params: Params, workers=None):
         metrics["loss_gap_to_floor"] = metrics["loss_final"] - floor
         files.replace_dir(staging["models"], MODELS_DIR)
         files.replace_dir(staging["log"], LOGS_DIR)
-        files.write_json(METRICS_PATH, metrics)
+        write_metrics(METRICS_PATH, metrics, HEADLINE)  # the detail in LOGS_DIR/summary.json
     finally:
         for path in staging.values():
             shutil.rmtree(path, ignore_errors=True)

@@ -21,6 +21,7 @@ from pipeline.model.transformer import (
 from pipeline.model.transformer import count_parameters as count
 
 METRICS_PATH = "metrics/architecture.json"
+HEADLINE = ("model_params", "encoder_layer_params", "decoder_layer_params")
 LESSON_CONFIG = ModelParams()  # lesson 10: d_model 32, 4 heads, 2 + 2 layers, d_ff 128, post-norm
 
 

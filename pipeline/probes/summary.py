@@ -15,6 +15,13 @@ from pipeline.probes import depth as depth_probes
 from pipeline.probes import lesson6
 
 METRICS_PATH, TABLES_DIR = "metrics/probe.json", Path("metrics/probe")
+HEADLINE = (
+    "residual_without_sum_orders_of_magnitude",
+    "residual_sum_gap_orders_of_magnitude",
+    "grad_post_init_bottom_over_top",
+    "grad_pre_init_bottom_over_top",
+    "grad_post_trained_bottom_over_top",
+)
 LESSON_N = 12  # the lesson's residual cell stacks N = 12 FFNs; deeper probe.depths are drawn after X
 MAX_PATH_BLOCKS = 14  # the 2^N expansion is summed term by term: 2^14 products at most
 FD_STEPS = tuple(10.0**-k for k in range(1, 14))  # finite-difference steps h for the step sweep

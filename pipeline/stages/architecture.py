@@ -5,12 +5,13 @@ A thin entry point that reads inputs and writes outputs; the work is in pipeline
 
 import time
 
-from pipeline.infra import files, runlog
+from pipeline.infra import runlog
 from pipeline.infra.errors import stage_entry
+from pipeline.infra.metrics import write as write_metrics
 from pipeline.infra.params import load_params
 from pipeline.model.transformer import Transformer
 from pipeline.model.transformer import count_parameters as count
-from pipeline.probes.architecture import LESSON_CONFIG, METRICS_PATH, measure
+from pipeline.probes.architecture import HEADLINE, LESSON_CONFIG, METRICS_PATH, measure
 
 
 @stage_entry
@@ -21,7 +22,7 @@ def main():
     # model's count is recorded beside them for experiments that change the size.
     metrics = measure(LESSON_CONFIG)
     metrics["configured_model_params"] = count(Transformer(params.model))
-    files.write_json(METRICS_PATH, metrics)
+    write_metrics(METRICS_PATH, metrics, HEADLINE)
     print(
         f"architecture: {metrics['model_params']:,} parameters (encoder layer "
         f"{metrics['encoder_layer_params']:,}, decoder layer {metrics['decoder_layer_params']:,}, "

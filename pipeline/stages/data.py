@@ -5,9 +5,10 @@ A thin entry point that reads inputs and writes outputs; the work is in pipeline
 
 import time
 
-from pipeline.core.data import METRICS_PATH, TEST_PATH, TRAIN_PATH, make_datasets
+from pipeline.core.data import HEADLINE, METRICS_PATH, TEST_PATH, TRAIN_PATH, make_datasets
 from pipeline.infra import files, runlog
 from pipeline.infra.errors import stage_entry
+from pipeline.infra.metrics import write as write_metrics
 from pipeline.infra.params import load_params
 
 
@@ -18,7 +19,7 @@ def main():
     train, test, stats = make_datasets(params.data)
     files.write_npz(TRAIN_PATH, **train)
     files.write_npz(TEST_PATH, **test)
-    files.write_json(METRICS_PATH, stats)
+    write_metrics(METRICS_PATH, stats, HEADLINE)
     print(
         f"data: {params.data.train_size} training sequences ({stats['train_unique']} distinct), "
         f"{params.data.test_size} test sequences at each length {list(params.data.test_lengths)}, "

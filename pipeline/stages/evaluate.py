@@ -11,6 +11,8 @@ import torch
 from pipeline.core.data import TEST_PATH, load_npz
 from pipeline.core.evaluation import (
     EXAMPLE_PATH,
+    HEADLINE,
+    HEADLINE_PATTERN,
     LENGTH_TABLE_PATH,
     LESSON_EXAMPLE,
     METRICS_PATH,
@@ -24,6 +26,7 @@ from pipeline.core.training import MODELS_DIR, resolve_device
 from pipeline.infra import files, runlog
 from pipeline.infra.checkpoint import check_fits, checkpoint_path, load_checkpoint
 from pipeline.infra.errors import stage_entry
+from pipeline.infra.metrics import write as write_metrics
 from pipeline.infra.params import load_params
 from pipeline.infra.stats import across_seeds
 
@@ -59,7 +62,7 @@ def main():
         example["outputs_by_seed"][str(seed)] = seen["output"]
         print(f"seed {seed}: {' '.join(map(str, LESSON_EXAMPLE))} -> {' '.join(map(str, seen['output']))}")
     metrics = across_seeds(per_seed, list(next(iter(per_seed.values()))))
-    files.write_json(METRICS_PATH, metrics)
+    write_metrics(METRICS_PATH, metrics, HEADLINE, HEADLINE_PATTERN)
     files.write_text(LENGTH_TABLE_PATH, length_table(metrics, lengths, params.train.seeds))
     files.write_json(EXAMPLE_PATH, example)
     print("length table (greedy, mean ± std over seeds):")

@@ -16,6 +16,7 @@ from pipeline.core.training import MODELS_DIR
 from pipeline.infra import files, runlog
 from pipeline.infra.checkpoint import check_fits, checkpoint_path, load_checkpoint
 from pipeline.infra.errors import stage_entry
+from pipeline.infra.metrics import write as write_metrics
 from pipeline.infra.params import load_params
 from pipeline.infra.tables import csv_text
 from pipeline.probes import accounting, lesson6
@@ -24,6 +25,7 @@ from pipeline.probes.notes import notes_for
 from pipeline.probes.summary import (
     FD_STEPS,
     GRAD_BATCH,
+    HEADLINE,
     LESSON_N,
     MAX_PATH_BLOCKS,
     METRICS_PATH,
@@ -98,11 +100,12 @@ def main():
         for name, rows in tables.items():
             files.write_text(staging / name, csv_text(rows, float_format="%.12g"))
         files.write_json(staging / "notes.json", notes)
+        files.write_json(staging / "summary.json", finite(metrics))
         files.replace_dir(staging, TABLES_DIR)
     finally:
         if staging.exists():  # only when something failed before the move
             shutil.rmtree(staging)
-    files.write_json(METRICS_PATH, finite(metrics))
+    write_metrics(METRICS_PATH, finite(metrics), HEADLINE, detail=False)  # the detail: summary.json
 
     print_tables(ln, table, steps, paths, acct, base, grads, sweep)
     print("\n" + "\n\n".join(f"{k}: {v}" for k, v in notes.items()))

@@ -20,7 +20,7 @@ def main():
     params = load_params()
     torch.set_num_threads(1)
     metrics, outputs = run_study(params)
-    write_outputs(metrics, outputs)
+    write_outputs(metrics, outputs, params.study.variants)
     print("study: exact-sequence accuracy, mean over seeds (lengths 1-20; the bar is >= 99 % at each)")
     for v in ["pipeline", *params.study.variants]:
         row = " ".join(

@@ -234,9 +234,29 @@ def run_study(params: Params, workers=None):
     return metrics, outputs
 
 
-def write_outputs(metrics, outputs):
-    """All outputs at once: the directory is written aside and moved into place, then the metrics."""
+def standing(metrics, variant):
+    """How close a variant came to the bar, to rank by: the lengths from 1 it sorts at the bar, then
+    its worst accuracy on the bar's lengths."""
+    return metrics[f"{variant}_bar_up_to_length"], metrics[f"{variant}_min_seq_acc_1_20"]
+
+
+def headline(metrics, variants):
+    """What `dvc exp show` compares: the best variant, how far it reaches, the bar, the lesson's model."""
+    best = max(variants, key=lambda v: standing(metrics, v))
+    return {
+        "best_variant": best,
+        "best_min_seq_acc_1_20": metrics[f"{best}_min_seq_acc_1_20"],
+        "best_bar_up_to_length": metrics[f"{best}_bar_up_to_length"],
+        "bar_met": metrics["bar_met"],
+        "pipeline_min_seq_acc_1_20": metrics["pipeline_min_seq_acc_1_20"],
+    }
+
+
+def write_outputs(metrics, outputs, variants):
+    """All outputs at once: the directory (every number in summary.json) is written aside and moved
+    into place, then the headline."""
     staging = files.staging_dir(OUT_DIR)
+    outputs = {**outputs, "summary.json": metrics}
     try:
         for name, content in outputs.items():
             if isinstance(content, str):
@@ -244,6 +264,6 @@ def write_outputs(metrics, outputs):
             else:
                 files.write_json(staging / name, content)
         files.replace_dir(staging, OUT_DIR)
-        files.write_json(METRICS_PATH, metrics)
+        files.write_json(METRICS_PATH, headline(metrics, variants))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
