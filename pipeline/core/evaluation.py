@@ -6,11 +6,11 @@ import torch
 
 from pipeline.core.batching import make_batch
 from pipeline.core.decoding import accuracy, beam_search, greedy, greedy_cached, teacher_forced
+from pipeline.core.lesson import EXAMPLE_INPUT as LESSON_EXAMPLE  # noqa: F401 (stages/evaluate.py imports it)
 
 METRICS_PATH = "metrics/evaluate.json"
 LENGTH_TABLE_PATH = "metrics/evaluate/length_table.csv"
 EXAMPLE_PATH = "metrics/evaluate/example.json"
-LESSON_EXAMPLE = [2, 9, 2, 0, 0, 2, 6, 7, 9, 4]  # lesson 10's example input
 
 
 def decode_set(model, source, target, batch_size, device, beam_size=4, length_penalty=0.6):
