@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -110,6 +111,13 @@ def test_report_renders_the_claims_and_figures(reproduced):
     assert "## Length generalisation" in readme
     assert "| bos_mixed | bos | softmax | 1-5 | 30 | 2 |" in readme
     assert "runs/<stage>.json" in readme and "CPU kernels: AVX2" in readme
+    # the answer first: findings beside their figures, then the claims, then the study
+    assert (
+        readme.index("## Key findings")
+        < readme.index("## All claims")
+        < readme.index("## Length generalisation")
+    )
+    assert set(re.findall(r"\]\(figures/([^)]+)\)", readme)) == set(figures)  # every figure drawn is shown
 
 
 def test_second_repro_has_nothing_to_do(reproduced):
