@@ -97,7 +97,7 @@ def cross_attention(example):
     )
     uniform = statistics.fmean(inputs.count(digit) / len(inputs) for digit in written)
     text = (
-        f"On the lesson's example, {' '.join(map(str, inputs))}, the model writes "
+        f"On the lesson's example, {' '.join(map(str, inputs))}, seed {example['seed']} writes "
         f"{' '.join(map(str, written))}"
         + (f" ({correct} of {len(outputs)} seeds write the same)" if outputs else "")
         + f". In the last layer each step puts {pct(share)} of its cross-attention on the input "
