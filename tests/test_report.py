@@ -4,7 +4,8 @@ noted listed apart, each finding beside its figure, lines wrapped for reading, t
 from pipeline.core import evaluation, lesson
 from pipeline.report.claims.rules import Claim
 from pipeline.report.claims.table import claims_csv
-from pipeline.report.findings import Figure, Finding, jacobian_sweep, residual
+from pipeline.report.findings.finding import Figure, Finding
+from pipeline.report.findings.probes import jacobian_sweep, residual
 from pipeline.report.markdown import wrap_markdown
 from pipeline.report.readme import render_readme
 

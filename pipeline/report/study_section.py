@@ -19,17 +19,22 @@ RERUN = [
 ]
 
 
-def headline(metrics, variants):
-    """The study's answer in one sentence: the bar's verdict and how far the best variant got."""
+def headline(metrics, variants, bar):
+    """The study's answer in one sentence: the bar's verdict and how far the best variant got.
+    `variants`: the study's trained variants; `bar`: the bar from the study's meta.json."""
     if not variants or "bar_met" not in metrics:
         return ""
     best = best_variant(metrics, variants)
+    which = (
+        f"The best of {len(variants)} variants, {best}," if len(variants) > 1 else f"The one variant, {best},"
+    )
     verdict = "meets" if metrics["bar_met"] else "does not meet"
-    at_20 = metrics.get(f"{best}_length_20_seq_acc")
+    reach = at_bar(metrics, best, bar["accuracy"])
+    (first, last), at_last = bar["lengths"], metrics.get(f"{best}_length_{bar['lengths'][1]}_seq_acc")
     return (
-        f"The best of {len(variants)} variants, {best}, {verdict} the bar (>= 99 % exact at every length "
-        f"1-20): it is at the bar up to length {metrics[f'{best}_bar_up_to_length']}"
-        + (f", {pct(at_20)} at 20." if at_20 is not None else ".")
+        f"{which} {verdict} the bar (>= {100 * bar['accuracy']:.0f} % exact at every length {first}-{last}): "
+        + (f"it is at the bar at lengths {reach}" if reach != "never" else "it is at the bar at no length")
+        + (f", {pct(at_last)} at {last}." if at_last is not None else ".")
     )
 
 

@@ -13,7 +13,7 @@ from pipeline.report import study_section
 from pipeline.report.claims.table import all_claims, claims_csv
 from pipeline.report.draw import draw_figures
 from pipeline.report.environment import environment_lines
-from pipeline.report.findings import findings
+from pipeline.report.findings.summary import all_findings
 from pipeline.report.inputs import read_json, read_losses
 from pipeline.report.readme import render_readme
 
@@ -27,21 +27,19 @@ def main():
     params = load_params()
     m = {name: read_json(f"metrics/{name}.json") for name in SAVED}
     m["example"] = read_json("metrics/evaluate/example.json")
+    m["study_meta"] = read_json("metrics/study/meta.json")
     m["diagnosis"] = read_json("metrics/study/diagnosis.json")
     claims = all_claims(params, m, read_losses("metrics/train", params.train.seeds))
     draw_figures(params, m, REPORTS / "figures")
     files.write_text(REPORTS / "claims.csv", claims_csv(claims))
     runlog.record_run("report", time.perf_counter() - start)
     study = study_section.section(
-        m["study"],
-        read_json("metrics/study/meta.json"),
-        Path("metrics/study/diagnosis.md").read_text(),
-        m["diagnosis"],
+        m["study"], m["study_meta"], Path("metrics/study/diagnosis.md").read_text(), m["diagnosis"]
     )
     readme = render_readme(
         seeds=params.train.seeds,
         claims=claims,
-        findings=findings(params, m),
+        findings=all_findings(params, m),
         notes=read_json("metrics/probe/notes.json"),
         study=study,
         environment=environment_lines(),
