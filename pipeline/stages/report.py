@@ -32,7 +32,6 @@ def main():
     claims = all_claims(params, m, read_losses("metrics/train", params.train.seeds))
     draw_figures(params, m, REPORTS / "figures")
     files.write_text(REPORTS / "claims.csv", claims_csv(claims))
-    runlog.record_run("report", time.perf_counter() - start)
     study = study_section.section(
         m["study"], m["study_meta"], Path("metrics/study/diagnosis.md").read_text(), m["diagnosis"]
     )
@@ -45,6 +44,7 @@ def main():
         environment=environment_lines(),
     )
     files.write_text(REPORTS / "README.md", readme)
+    runlog.record_run("report", time.perf_counter() - start)
     failed = [c.id for c in claims if c.status == "fail"]
     print(
         f"report: {sum(c.status == 'pass' for c in claims)} of {len(claims)} claims pass; "
