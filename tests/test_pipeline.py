@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -116,9 +117,16 @@ def test_report_renders_the_claims_and_figures(reproduced):
     assert {"study_length.png", "study_heatmap.png", "study_diagnosis.png", "study_attention.png"} <= set(
         figures
     )
-    assert "## Length generalisation" in readme
+    assert "\n## Length generalisation\n" in readme
     assert "| bos_mixed | bos | softmax | 1-5 | 30 | 2 |" in readme
     assert "runs/<stage>.json" in readme and "CPU kernels: AVX2" in readme
+    # the answer first: findings beside their figures, then the claims, then the study
+    assert (
+        readme.index("\n## Key findings\n")
+        < readme.index("\n## All claims\n")
+        < readme.index("\n## Length generalisation\n")
+    )
+    assert set(re.findall(r"\]\(figures/([^)]+)\)", readme)) == set(figures)  # every figure drawn is shown
 
 
 def test_second_repro_has_nothing_to_do(reproduced):

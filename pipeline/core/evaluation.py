@@ -13,7 +13,6 @@ HEADLINE = ("greedy_seq_acc", "greedy_seq_acc_std", "tf_seq_acc", "beam_seq_acc"
 HEADLINE_PATTERN = r"length_\d+_seq_acc"  # and the greedy accuracy at every tested length
 LENGTH_TABLE_PATH = "metrics/evaluate/length_table.csv"
 EXAMPLE_PATH = "metrics/evaluate/example.json"
-LESSON_EXAMPLE = [2, 9, 2, 0, 0, 2, 6, 7, 9, 4]  # lesson 10's example input
 
 
 def decode_set(model, source, target, batch_size, device, beam_size=4, length_penalty=0.6):

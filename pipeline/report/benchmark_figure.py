@@ -1,17 +1,12 @@
 """The speed report's figure: one function, reading only what `python -m pipeline.tools.benchmark` saved."""
 
-import csv
-import io
 import json
 from pathlib import Path
 
-import matplotlib
+from matplotlib.ticker import NullFormatter
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import NullFormatter  # noqa: E402
-
-from pipeline.infra import files  # noqa: E402
+from pipeline.report.inputs import read_rows
+from pipeline.report.style import plt, save
 
 
 def load_benchmark(data):
@@ -19,8 +14,7 @@ def load_benchmark(data):
     json_path = Path(data)
     tables = {"metrics": json.loads(json_path.read_text())}
     for path in sorted(json_path.with_suffix("").glob("*.csv")):
-        with open(path, newline="") as f:
-            tables[path.stem] = list(csv.DictReader(f))
+        tables[path.stem] = read_rows(path)
     return tables
 
 
@@ -31,9 +25,21 @@ def plot_benchmark(data, path):
     t = load_benchmark(data)
     m = t["metrics"]
     fig, axes = plt.subplots(2, 2, figsize=(11, 7.5))
+    draw_train_step(axes[0, 0], t["train_step"], m)
+    draw_decoding(axes[0, 1], t["decoding"], m)
+    draw_throughput(axes[1, 0], t["throughput"])
+    draw_seeds(axes[1, 1], t["seeds"], m)
+    fig.suptitle(
+        f"Speed on {m['cpu']} ({m['cpu_count']} cores), torch {m['torch']}, {m['threads']} thread; "
+        f"load average {m['load_average_before']:.1f} to {m['load_average_after']:.1f}",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    save(fig, path)
 
-    ax = axes[0, 0]
-    rows = t["train_step"]
+
+def draw_train_step(ax, rows, m):
+    """Our training step against nn.Transformer's, median and quartiles."""
     names = [r["implementation"] for r in rows]
     median = [float(r["median_ms"]) for r in rows]
     spread = [
@@ -52,8 +58,9 @@ def plot_benchmark(data, path):
     )
     ax.set_xlim(0, max(median) * 1.6)
 
-    ax = axes[0, 1]
-    rows = t["decoding"]
+
+def draw_decoding(ax, rows, m):
+    """Greedy decoding time by output length, re-running the decoder against the cache."""
     lengths = [int(r["length"]) for r in rows]
     k_plain, k_cached = m["decode_growth_exponent_uncached"], m["decode_growth_exponent_cached"]
     ax.loglog(
@@ -77,14 +84,15 @@ def plot_benchmark(data, path):
     )
     ax.legend(fontsize=8)
 
-    ax = axes[1, 0]
-    rows = t["throughput"]
+
+def draw_throughput(ax, rows):
     ax.barh([r["decoder"] for r in rows], [float(r["sequences_per_s"]) for r in rows], color="tab:green")
     ax.invert_yaxis()
     ax.set(title="Evaluation throughput, length 10, one thread", xlabel="sequences per second")
 
-    ax = axes[1, 1]
-    rows = t["seeds"]
+
+def draw_seeds(ax, rows, m):
+    """Wall time of one seed against several side by side, with the target of twice one seed."""
     walls = [float(r["wall_s"]) for r in rows]
     labels = [
         f"{r['setup']}\n{r['seeds']} seed(s), {r['processes']} proc.\n{float(r['cpu_share']):.0%} core each"
@@ -97,14 +105,3 @@ def plot_benchmark(data, path):
     ax.set(title=f"Seeds side by side, {m['seeds_steps']} steps each", ylabel="wall seconds")
     ax.tick_params(axis="x", labelsize=8)
     ax.legend(fontsize=8, loc="lower right")
-
-    fig.suptitle(
-        f"Speed on {m['cpu']} ({m['cpu_count']} cores), torch {m['torch']}, {m['threads']} thread; "
-        f"load average {m['load_average_before']:.1f} to {m['load_average_after']:.1f}",
-        fontsize=10,
-    )
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
-    plt.close(fig)
-    files.write_bytes(path, buffer.getvalue())

@@ -1,40 +1,12 @@
-"""Report figures: one figure, one function; each reads saved metrics, never a model."""
+"""The figures of the lessons' claims and of the probes: one figure, one function; each reads saved
+metrics, never a model."""
 
-import csv
 import json
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from pipeline.infra import files  # noqa: E402
-
-plt.rcParams.update({"figure.dpi": 110, "axes.grid": True, "grid.alpha": 0.3, "font.size": 10})
-# Lesson 10's length table ("Lo que no aprendió"), drawn beside ours.
-LESSON_LENGTH_TABLE = {6: 0.0, 8: 9.0, 10: 99.3, 12: 45.4, 14: 0.3}
-
-
-def read_csv(path):
-    with open(path, newline="") as f:
-        return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
-
-
-def read_tsv_column(path, column):
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f, delimiter="\t"))
-    return [int(r["step"]) for r in rows], [float(r[column]) for r in rows]
-
-
-def save(fig, path):
-    """Write the figure atomically (PNG metadata carries no date, so the bytes are repeatable)."""
-    import io
-
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", bbox_inches="tight", metadata={"Software": None})
-    plt.close(fig)
-    files.write_bytes(path, buffer.getvalue())
+from pipeline.core import lesson
+from pipeline.report.inputs import read_numbers, read_rows, read_tsv_column
+from pipeline.report.style import plt, save
 
 
 def plot_loss(log_dir, train_metrics, path):
@@ -58,7 +30,7 @@ def plot_loss(log_dir, train_metrics, path):
 
 def plot_length_accuracy(table_path, trained_lengths, path):
     """Lesson 10, "Secuencias perfectas según el largo": exact sequences by input length."""
-    rows = read_csv(table_path)
+    rows = read_numbers(table_path)
     lengths = [int(r["length"]) for r in rows]
     mean = [100 * r["seq_acc"] for r in rows]
     low = [100 * (r["seq_acc"] - r["seq_acc_min"]) for r in rows]
@@ -69,9 +41,9 @@ def plot_length_accuracy(table_path, trained_lengths, path):
     ax.errorbar(
         lengths, mean, yerr=[low, high], fmt="none", ecolor="black", capsize=4, label="range over seeds"
     )
-    lesson = [(n, v) for n, v in LESSON_LENGTH_TABLE.items() if n in lengths]
-    if lesson:  # only where this run tested the lesson's lengths
-        ax.scatter(*zip(*lesson, strict=True), marker="D", color="tab:red", zorder=3, label="lesson 10")
+    stated = [(n, seq) for n, (seq, _) in lesson.LENGTH_TABLE.items() if n in lengths]
+    if stated:  # only where this run tested the lesson's lengths
+        ax.scatter(*zip(*stated, strict=True), marker="D", color="tab:red", zorder=3, label="lesson 10")
     for n, m in zip(lengths, mean, strict=True):
         ax.annotate(f"{m:.1f}%", (n + 0.62, 2), ha="left", fontsize=8, rotation=90)
     ax.set_xticks(lengths, [f"{n}\n(trained)" if n in trained_lengths else str(n) for n in lengths])
@@ -120,7 +92,7 @@ def plot_cross_attention(example_path, path):
 
 def plot_residual(table_path, path):
     """Lesson 6's residual cell: d(output)/d(one input coordinate) through 12 stacked FFNs."""
-    rows = read_csv(table_path)
+    rows = read_numbers(table_path)
     layers = [int(r["layers"]) for r in rows]
     fig, ax = plt.subplots(figsize=(7, 4))
     for key, label, color in [
@@ -145,7 +117,7 @@ def plot_residual(table_path, path):
 
 def plot_gradient_depth(grad_path, path):
     """The loss gradient at each sublayer's input through the real model's depth."""
-    rows = list(csv.DictReader(open(grad_path, newline="")))
+    rows = read_rows(grad_path)
     names = [f"{r['stack'][:3]}{int(r['layer']) + 1} {r['sublayer'].replace('_attn', '')}" for r in rows]
     columns = [c for c in rows[0] if c.endswith(("_init", "_trained"))]
     styles = {"post": "tab:blue", "pre": "tab:orange"}
@@ -173,7 +145,7 @@ def plot_gradient_depth(grad_path, path):
 
 def plot_jacobian_sweep(sweep_path, path):
     """Input-output Jacobian norm at initialisation as layers are stacked, with and without sums."""
-    rows = read_csv(sweep_path)
+    rows = read_numbers(sweep_path)
     layers = [int(r["layers"]) for r in rows]
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=False)
     for ax, stack, title in [
@@ -200,7 +172,7 @@ def plot_jacobian_sweep(sweep_path, path):
 
 def plot_layernorm(cell_path, probe_metrics, path):
     """Lesson 6's LayerNorm cell: each row normalised on its own, and what touching row 4 does."""
-    rows = read_csv(cell_path)
+    rows = read_numbers(cell_path)
     index = [int(r["row"]) for r in rows]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), gridspec_kw={"width_ratios": [3, 2]})
     ax = axes[0]

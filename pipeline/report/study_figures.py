@@ -1,22 +1,17 @@
 """The length study's figures: one figure, one function, each reading saved files, never a model."""
 
-import csv
 import json
 from pathlib import Path
 
 import numpy as np
 
-from pipeline.report.figures import plt, save
-
-
-def read_table(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+from pipeline.report.inputs import read_rows
+from pipeline.report.style import plt, save
 
 
 def plot_study_accuracy(table_path, meta_path, path):
     """Exact-sequence accuracy against input length, one line per variant with its seed range."""
-    rows = read_table(table_path)
+    rows = read_rows(table_path)
     meta = json.loads(Path(meta_path).read_text())
     bar = meta["bar"]["accuracy"]
     lengths = np.array([int(r["length"]) for r in rows])
@@ -69,7 +64,7 @@ def plot_study_accuracy(table_path, meta_path, path):
 def plot_study_heatmap(table_path, meta_path, path):
     """Every variant at every tested length at a glance: one row per variant, the mean over seeds as
     a colour and a number, trained lengths outlined, the bar's lengths left of the dotted line."""
-    rows = read_table(table_path)
+    rows = read_rows(table_path)
     meta = json.loads(Path(meta_path).read_text())
     variants = list(meta["variants"])
     lengths = [int(r["length"]) for r in rows]

@@ -14,7 +14,6 @@ from pipeline.core.evaluation import (
     HEADLINE,
     HEADLINE_PATTERN,
     LENGTH_TABLE_PATH,
-    LESSON_EXAMPLE,
     METRICS_PATH,
     cross_attention_example,
     evaluate_model,
@@ -22,6 +21,7 @@ from pipeline.core.evaluation import (
     length_table,
     show_failures,
 )
+from pipeline.core.lesson import EXAMPLE_INPUT as LESSON_EXAMPLE
 from pipeline.core.training import MODELS_DIR, resolve_device
 from pipeline.infra import files, runlog
 from pipeline.infra.checkpoint import check_fits, checkpoint_path, load_checkpoint

@@ -1,6 +1,6 @@
 """Stage `report`: figures, the claims table and reports/README.md, from saved metrics only.
 
-A thin entry point that reads inputs and writes outputs; the work is in pipeline/report/readme.py.
+A thin entry point that reads inputs and writes outputs; the work is in pipeline/report/.
 """
 
 import time
@@ -10,47 +10,45 @@ from pipeline.infra import files, runlog
 from pipeline.infra.errors import stage_entry
 from pipeline.infra.params import load_params
 from pipeline.report import study_section
-from pipeline.report.readme import (
-    FIGURE_LIST,
-    FIGURES,
-    REPORTS,
-    build_claims,
-    claims_csv,
-    draw_figures,
-    findings,
-    read_json,
-    read_losses,
-    render_readme,
-)
+from pipeline.report.claims.table import all_claims, claims_csv
+from pipeline.report.draw import draw_figures
+from pipeline.report.environment import environment_lines
+from pipeline.report.findings.summary import all_findings
+from pipeline.report.inputs import read_json, read_losses
+from pipeline.report.readme import render_readme
+
+REPORTS = Path("reports")
+SAVED = ("architecture", "data", "train", "evaluate", "probe", "study", "benchmark")  # metrics/<name>.json
 
 
 @stage_entry
 def main():
     start = time.perf_counter()
     params = load_params()
-    m = {
-        name: read_json(f"metrics/{name}.json")
-        for name in ("architecture", "data", "train", "evaluate", "probe", "study")
-    }
+    m = {name: read_json(f"metrics/{name}.json") for name in SAVED}
     m["example"] = read_json("metrics/evaluate/example.json")
-    losses = read_losses("metrics/train", params.train.seeds)
-    claims = build_claims(params, m, losses)
-    draw_figures(params, m)
+    m["study_meta"] = read_json("metrics/study/meta.json")
+    m["diagnosis"] = read_json("metrics/study/diagnosis.json")
+    claims = all_claims(params, m, read_losses("metrics/train", params.train.seeds))
+    draw_figures(params, m, REPORTS / "figures")
     files.write_text(REPORTS / "claims.csv", claims_csv(claims))
-    runlog.record_run("report", time.perf_counter() - start)
-    notes = read_json("metrics/probe/notes.json")
     study = study_section.section(
-        m["study"],
-        read_json("metrics/study/meta.json"),
-        Path("metrics/study/diagnosis.md").read_text(),
-        read_json("metrics/study/diagnosis.json"),
+        m["study"], m["study_meta"], Path("metrics/study/diagnosis.md").read_text(), m["diagnosis"]
     )
-    readme = render_readme(params, claims, notes, findings(params, m), study)
+    readme = render_readme(
+        seeds=params.train.seeds,
+        claims=claims,
+        findings=all_findings(params, m),
+        notes=read_json("metrics/probe/notes.json"),
+        study=study,
+        environment=environment_lines(),
+    )
     files.write_text(REPORTS / "README.md", readme)
+    runlog.record_run("report", time.perf_counter() - start)
     failed = [c.id for c in claims if c.status == "fail"]
     print(
         f"report: {sum(c.status == 'pass' for c in claims)} of {len(claims)} claims pass; "
-        f"fail: {', '.join(failed) or 'none'}; {len(FIGURE_LIST)} figures in {FIGURES}"
+        f"fail: {', '.join(failed) or 'none'}; figures in {REPORTS / 'figures'}"
     )
 
 

@@ -1,4 +1,4 @@
-"""The claims table: every number of both lessons against what the pipeline reproduced.
+"""The claims table's rows and the tolerance rules that decide each row's status.
 
 Tolerance rules, fixed before looking at results (reports/README.md states them):
 - exact: counts, shapes, booleans and fixed-seed NumPy cells must equal the lesson's value at the
@@ -82,6 +82,11 @@ def seed_range(id, source, claim, expected, per_seed, margin, percent=False, mar
         shown = f"{mean:.3f} ± {std:.3f} (seeds {low:.3f}–{high:.3f})"
         exp, tol = f"{expected:.3f}", f"seed range ± {margin:.3f}"
     return Claim(id, source, claim, exp, shown, tol + (f" ({margin_rule})" if margin_rule else ""), _s(ok))
+
+
+def per_seed(metrics, key, seeds):
+    """One metric's value for every training seed, from a stage's flat metrics."""
+    return [metrics[f"{key}_seed{s}"] for s in seeds]
 
 
 def note(id, source, claim, expected, reproduced, reason):
