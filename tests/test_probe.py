@@ -21,6 +21,7 @@ from pipeline.model.transformer import Transformer
 from pipeline.probes import accounting, lesson6
 from pipeline.probes import depth as depth_probes
 from pipeline.probes import summary as probe
+from pipeline.probes.summary import HEADLINE
 from pipeline.stages import probe as probe_stage
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -198,7 +199,9 @@ def test_stage_writes_metrics_and_tables(tmp_path, monkeypatch):
     files.write_npz("data/test.npz", **test)
     save_checkpoint("models/seed_0.pt", Transformer(p.model), seed=0, steps=1, train=as_dict(p.train))
     probe_stage.main()
-    metrics = json.loads(Path("metrics/probe.json").read_text())
+    headline = json.loads(Path("metrics/probe.json").read_text())
+    metrics = json.loads(Path("metrics/probe/summary.json").read_text())
+    assert set(headline) == set(HEADLINE) and all(headline[k] == metrics[k] for k in headline)
     assert metrics["layernorm_row0_shift_per_column"] == pytest.approx(1.889, abs=5e-4)
     assert f"{metrics['residual_without_sum_12']:.3e}" == "5.182e-07"
     assert metrics["encoder_block_params_lesson6"] == 3_150_336

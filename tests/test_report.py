@@ -1,13 +1,14 @@
 """The report's rendering, on small made-up inputs: the verdict first, the claims that fail or are
 noted listed apart, each finding beside its figure, lines wrapped for reading, the same bytes twice."""
 
-from pipeline.core import evaluation, lesson
+from pipeline.core import lesson
 from pipeline.report.claims.rules import Claim
 from pipeline.report.claims.table import claims_csv
 from pipeline.report.findings.finding import Figure, Finding
 from pipeline.report.findings.probes import jacobian_sweep, residual
 from pipeline.report.markdown import wrap_markdown
 from pipeline.report.readme import render_readme
+from pipeline.stages import evaluate as evaluate_stage
 
 PASS = Claim("l10-params", "lesson 10", "Transformer parameters", "59744", "59744", "exact", "pass")
 FAIL = Claim("l10-loss-300", "lesson 10", "loss at step 300", "0.928", "1.2 ± 0.1", "seed range", "fail")
@@ -104,5 +105,5 @@ def test_findings_leave_out_what_a_run_did_not_measure():
 
 
 def test_the_lessons_example_is_written_once():
-    assert evaluation.LESSON_EXAMPLE is lesson.EXAMPLE_INPUT
+    assert evaluate_stage.LESSON_EXAMPLE is lesson.EXAMPLE_INPUT
     assert lesson.EXAMPLE_OUTPUT == sorted(lesson.EXAMPLE_INPUT)

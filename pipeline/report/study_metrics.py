@@ -1,5 +1,5 @@
 """The length study's numbers, read for the report: a variant's accuracy by length, how close it
-came to the bar, and which variant came closest."""
+came to the bar (pipeline/study/ranking.py ranks them)."""
 
 import re
 
@@ -12,16 +12,6 @@ def seq_acc_by_length(metrics, variant):
     """{length: mean exact-sequence accuracy} of one variant, from the study's flat metrics."""
     key = re.compile(rf"{re.escape(variant)}_length_(\d+)_seq_acc")
     return {int(m[1]): value for k, value in metrics.items() if (m := key.fullmatch(k))}
-
-
-def standing(metrics, v):
-    """How close a variant came to the bar, to rank by: the lengths from 1 it sorts at the bar, then
-    its worst accuracy on the bar's lengths."""
-    return metrics[f"{v}_bar_up_to_length"], metrics[f"{v}_min_seq_acc_1_20"]
-
-
-def best_variant(metrics, variants):
-    return max(variants, key=lambda v: standing(metrics, v))
 
 
 def at_bar(metrics, v, accuracy):

@@ -2,8 +2,9 @@
 numbers: the variants, their accuracy by length, the bar's verdict, what the variants show, and the
 diagnosis text. Numbers stay in the tables; the prose says what they show."""
 
-from pipeline.report.study_metrics import at_bar, best_variant
+from pipeline.report.study_metrics import at_bar
 from pipeline.report.study_tables import accuracy_table, first_error_table, variants_table
+from pipeline.study.ranking import best_variant
 from pipeline.study.text import pct
 
 RERUN = [

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pipeline.infra import files, runlog
 from pipeline.infra.errors import stage_entry
+from pipeline.infra.metrics import detail_path
 from pipeline.infra.params import load_params
 from pipeline.report import study_section
 from pipeline.report.claims.table import all_claims, claims_csv
@@ -18,14 +19,16 @@ from pipeline.report.inputs import read_json, read_losses
 from pipeline.report.readme import render_readme
 
 REPORTS = Path("reports")
-SAVED = ("architecture", "data", "train", "evaluate", "probe", "study", "benchmark")  # metrics/<name>.json
+SAVED = ("architecture", "data", "train", "evaluate", "probe", "study")  # metrics/<name>/summary.json
+CLAIMS_METRICS = "metrics/report.json"  # the claims' verdict, compared across experiments
 
 
 @stage_entry
 def main():
     start = time.perf_counter()
     params = load_params()
-    m = {name: read_json(f"metrics/{name}.json") for name in SAVED}
+    m = {name: read_json(detail_path(f"metrics/{name}.json")) for name in SAVED}
+    m["benchmark"] = read_json("metrics/benchmark.json")  # the speed report: a script's, not a stage's
     m["example"] = read_json("metrics/evaluate/example.json")
     m["study_meta"] = read_json("metrics/study/meta.json")
     m["diagnosis"] = read_json("metrics/study/diagnosis.json")
@@ -44,6 +47,8 @@ def main():
         environment=environment_lines(),
     )
     files.write_text(REPORTS / "README.md", readme)
+    counts = {f"claims_{s}": sum(c.status == s for c in claims) for s in ("pass", "fail", "note")}
+    files.write_json(CLAIMS_METRICS, {**counts, "claims_total": len(claims)})
     runlog.record_run("report", time.perf_counter() - start)
     failed = [c.id for c in claims if c.status == "fail"]
     print(

@@ -30,6 +30,7 @@ from pipeline.infra.pool import run_jobs
 from pipeline.infra.stats import across_seeds
 from pipeline.infra.tables import csv_text
 from pipeline.study.diagnosis import accuracy_by_length, diagnose, mean_over_seeds
+from pipeline.study.ranking import best_variant
 from pipeline.study.sets import longest_input, study_test_sets
 from pipeline.study.text import diagnosis_text
 from pipeline.study.variant import variant_params, variant_path
@@ -234,15 +235,9 @@ def run_study(params: Params, workers=None):
     return metrics, outputs
 
 
-def standing(metrics, variant):
-    """How close a variant came to the bar, to rank by: the lengths from 1 it sorts at the bar, then
-    its worst accuracy on the bar's lengths."""
-    return metrics[f"{variant}_bar_up_to_length"], metrics[f"{variant}_min_seq_acc_1_20"]
-
-
 def headline(metrics, variants):
     """What `dvc exp show` compares: the best variant, how far it reaches, the bar, the lesson's model."""
-    best = max(variants, key=lambda v: standing(metrics, v))
+    best = best_variant(metrics, variants)
     return {
         "best_variant": best,
         "best_min_seq_acc_1_20": metrics[f"{best}_min_seq_acc_1_20"],
