@@ -3,13 +3,13 @@
 import dataclasses
 
 # isort: off
-import pipeline  # noqa: F401  first: it pins the CPU numerics before torch loads (pipeline/numerics.py)
+import pipeline  # noqa: F401  first: it pins the CPU numerics before torch loads (pipeline/infra/numerics.py)
 
 # isort: on
 import pytest
 import torch
 
-from pipeline.params import DataParams, ModelParams, Params, TrainParams
+from pipeline.infra.params import DataParams, ModelParams, Params, TrainParams
 
 torch.set_num_threads(1)  # tiny models run fastest on one thread, and the suite shares the machine
 

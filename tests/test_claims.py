@@ -2,9 +2,9 @@
 
 import pytest
 
-from pipeline.claims import about, accuracy_margin, exact, note, printed, printed_sci, seed_range
-from pipeline.errors import PipelineError
-from pipeline.sort import parse_digits
+from pipeline.infra.errors import PipelineError
+from pipeline.report.claims.rules import about, accuracy_margin, exact, note, printed, printed_sci, seed_range
+from pipeline.tools.sort import parse_digits
 
 
 def test_exact_passes_only_on_equality():
@@ -63,7 +63,7 @@ def test_probe_claims_note_what_a_shallower_probe_did_not_measure():
     import json
     from pathlib import Path
 
-    from pipeline.claims_table import probe_claims
+    from pipeline.report.claims.probes import probe_claims
 
     measured = json.loads(Path("metrics/probe.json").read_text())
     shallow = {k: v for k, v in measured.items() if not k.endswith("_12")}

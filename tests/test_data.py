@@ -1,7 +1,7 @@
 import numpy as np
 
-from pipeline.data import make_datasets, random_sources, row_keys, sorted_targets
-from pipeline.params import DataParams
+from pipeline.core.data import make_datasets, random_sources, row_keys, sorted_targets
+from pipeline.infra.params import DataParams
 
 
 def test_targets_are_the_sorted_sources():
@@ -58,9 +58,9 @@ def test_start_with_zero_statistic_is_near_the_lessons_two_in_three():
 def test_truncated_or_incomplete_dataset_is_a_clear_error_naming_the_file(tmp_path):
     import pytest
 
-    from pipeline import files
-    from pipeline.data import load_npz
-    from pipeline.errors import DataError
+    from pipeline.core.data import load_npz
+    from pipeline.infra import files
+    from pipeline.infra.errors import DataError
 
     files.write_npz(tmp_path / "d.npz", source=np.zeros((4, 3), dtype=np.int8))
     data = (tmp_path / "d.npz").read_bytes()

@@ -1,26 +1,20 @@
-"""Fast decoding agrees with the plain one (the key/value cache, beam search); the flat Adam update
-changes no bits; the speed benchmark's reference model and figure work."""
+"""Fast decoding agrees with the plain one (the key/value cache, beam search)."""
 
 import itertools
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from pipeline.batching import batch_indices, make_batch
-from pipeline.benchmark import ReferenceTransformer, csv_text, train_reference
-from pipeline.benchmark_figure import plot_benchmark
-from pipeline.checkpoint import load_checkpoint
-from pipeline.data import make_datasets
-from pipeline.decoding import beam_search, greedy, greedy_cached, length_penalty
-from pipeline.evaluate import evaluate_model, headline
-from pipeline.model import Transformer, count_parameters, padding_mask
-from pipeline.params import ModelParams
-from pipeline.recipe import learning_rate, smoothed_loss
-from pipeline.tokens import BOS
-from pipeline.train import train_model
+from pipeline.core.data import make_datasets
+from pipeline.core.decoding import beam_search, greedy, greedy_cached, length_penalty
+from pipeline.core.evaluation import evaluate_model, headline
+from pipeline.core.tokens import BOS
+from pipeline.core.training import train_model
+from pipeline.infra.checkpoint import load_checkpoint
+from pipeline.infra.params import ModelParams
+from pipeline.model.transformer import Transformer, padding_mask
 from tests.conftest import tiny_params
 
 CHECKPOINT, TEST_DATA = Path("models/seed_0.pt"), Path("data/test.npz")
@@ -170,69 +164,3 @@ def test_evaluate_reports_beam_search_beside_greedy(half_trained):
     top = headline(results, (6,), (4, 6))
     assert top["beam_seq_acc"] == results["length_6_beam_seq_acc"]
     assert top["greedy_seq_acc"] == results["length_6_seq_acc"]
-
-
-def test_flat_adam_in_train_model_changes_no_bits():
-    """train_model updates all parameters as one flat buffer; the lesson's per-parameter Adam loop,
-    written out here, must give the same losses and the same weights, bit for bit."""
-    params = tiny_params(model={"dropout": 0.1, "layers": 2}, train={"steps": 12})
-    data = make_datasets(params.data)[0]
-    model, losses = train_model(params, 0, data)
-
-    tp = params.train
-    torch.manual_seed(0)
-    reference = Transformer(params.model).train()
-    opt = torch.optim.Adam(reference.parameters(), lr=tp.lr, betas=tp.betas, eps=tp.eps, foreach=False)
-    expected = []
-    for step, rows in enumerate(batch_indices(len(data["source"]), tp.batch_size, tp.steps, 0), start=1):
-        batch = make_batch(data["source"][rows], data["target"][rows], data["lengths"][rows])
-        for group in opt.param_groups:
-            group["lr"] = learning_rate(step, tp.lr, tp.warmup)
-        loss = smoothed_loss(
-            reference(batch.src, batch.tgt_in, batch.src_mask), batch.target, tp.label_smoothing
-        )
-        expected.append(loss.item())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-    assert losses == expected
-    ours = model.state_dict()
-    assert all(torch.equal(ours[k], v) for k, v in reference.state_dict().items())
-    assert all(
-        p.grad is None and p.data.untyped_storage().nbytes() == p.numel() * 4 for p in model.parameters()
-    )
-
-
-def test_the_benchmark_reference_has_our_shape_and_trains_in_our_loop():
-    params = tiny_params(model={"layers": 2, "dropout": 0.1}, train={"steps": 3})
-    assert count_parameters(ReferenceTransformer(params.model)) == count_parameters(Transformer(params.model))
-    _, losses = train_reference(params, 0, make_datasets(params.data)[0])
-    assert len(losses) == 3 and all(np.isfinite(losses))
-
-
-def test_the_benchmark_figure_reads_only_saved_files(tmp_path):
-    metrics = {
-        "train_step_speedup": 1.4, "decode_rows": 100, "decode_growth_exponent_uncached": 1.7,
-        "decode_growth_exponent_cached": 1.1, "seeds_steps": 200, "cpu": "cpu", "cpu_count": 2,
-        "torch": torch.__version__, "threads": 1, "load_average_before": 0.5, "load_average_after": 1.0,
-    }  # fmt: skip
-    tables = {
-        "train_step": csv_text(
-            ["implementation", "median_ms", "q1_ms", "q3_ms", "steps_timed"],
-            [["ours", 20, 19, 22, 100], ["nn.Transformer, foreach Adam", 28, 27, 30, 100]],
-        ),
-        "decoding": csv_text(
-            ["length", "uncached_ms", "cached_ms", "speedup"], [[10, 80, 40, 2], [64, 1900, 300, 6.3]]
-        ),
-        "throughput": csv_text(["decoder", "sequences_per_s"], [["greedy, cached", 9000]]),
-        "seeds": csv_text(
-            ["setup", "seeds", "processes", "wall_s", "ratio_to_one", "cpu_share"],
-            [["one seed", 1, 1, 7, 1, 1.0], ["train_all", 3, 2, 13, 1.86, 0.98]],
-        ),
-    }
-    for name, text in tables.items():
-        (tmp_path / "benchmark").mkdir(exist_ok=True)
-        (tmp_path / "benchmark" / f"{name}.csv").write_text(text)
-    (tmp_path / "benchmark.json").write_text(json.dumps(metrics))
-    plot_benchmark(tmp_path / "benchmark.json", tmp_path / "figure.png")
-    assert (tmp_path / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

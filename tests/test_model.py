@@ -1,6 +1,7 @@
 import torch
 
-from pipeline.model import (
+from pipeline.infra.params import ModelParams
+from pipeline.model.transformer import (
     DecoderLayer,
     EncoderLayer,
     MultiHeadAttention,
@@ -9,7 +10,6 @@ from pipeline.model import (
     count_parameters,
     padding_mask,
 )
-from pipeline.params import ModelParams
 
 
 def test_parameter_counts_equal_lesson_10():
@@ -78,7 +78,7 @@ def test_padding_never_changes_outputs_at_real_positions():
 def test_embeddings_are_tied_and_scaled():
     model = Transformer(ModelParams(dropout=0.0)).eval()
     tokens = torch.tensor([[3]])
-    expected = model.embedding.weight[3] * 32**0.5 + model.pe[0]
+    expected = model.embedding.weight[3] * 32**0.5 + model.positions.pe[0]
     assert torch.allclose(model.embed(tokens)[0, 0], expected)
     memory = torch.zeros(1, 1, 32)
     logits = model.decode(tokens, memory)

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from pipeline import numerics
+from pipeline.infra import numerics
 
 # A few training steps of a tiny model, in a fresh process; prints the SHA-256 of its weights and
 # the capability ATen ran with.
@@ -15,8 +15,8 @@ TRAIN_AND_HASH = """
 import hashlib, io
 import pipeline  # first, as every entry point: it pins the numerics before torch loads
 import torch
-from pipeline.data import make_datasets
-from pipeline.train import train_model
+from pipeline.core.data import make_datasets
+from pipeline.core.training import train_model
 from tests.conftest import tiny_params
 
 torch.set_num_threads(1)
@@ -45,6 +45,7 @@ def run_training(outer_capability, unpinned=False):
 needs_avx2 = pytest.mark.skipif(not numerics.has_avx2(), reason="the pin applies to x86-64 CPUs with AVX2")
 
 
+@pytest.mark.slow
 @needs_avx2
 def test_pinned_training_gives_the_same_bytes_whatever_the_environment_asks():
     runs = {name: run_training(value) for name, value in OUTER.items()}
@@ -52,6 +53,7 @@ def test_pinned_training_gives_the_same_bytes_whatever_the_environment_asks():
     assert len({digest for digest, _ in runs.values()}) == 1, runs
 
 
+@pytest.mark.slow
 @needs_avx2
 def test_without_the_pin_the_kernels_and_the_bytes_differ():
     scalar, avx2 = run_training("default", unpinned=True), run_training("avx2", unpinned=True)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.errors import ConfigError
-from pipeline.params import Params, load_params, parse_params
+from pipeline.infra.errors import ConfigError
+from pipeline.infra.params import Params, load_params, parse_params
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = yaml.safe_load((ROOT / "params.yaml").read_text())
@@ -107,7 +107,7 @@ def test_invalid_yaml_is_one_line_with_its_line_number(tmp_path):
 def test_stage_prints_one_line_exits_nonzero_and_writes_nothing(tmp_path, text, words):
     (tmp_path / "params.yaml").write_text(text)
     result = subprocess.run(
-        [sys.executable, "-m", "pipeline.data"],
+        [sys.executable, "-m", "pipeline.stages.data"],
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+pytestmark = pytest.mark.slow  # a real `dvc repro` in a temporary clone: about two minutes
+
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 TINY = {
@@ -21,9 +24,10 @@ TINY = {
     "evaluate": {"batch_size": 1000},
     "study": {
         "variants": ["bos_mixed"],
+        "model": {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "max_len": 16},
+        "train": {"steps": 30, "batch_size": 16, "warmup": 5, "seeds": [0, 1]},
+        "fixed_lengths": [5],
         "train_lengths": [1, 2, 3, 4, 5],
-        "steps": 30,
-        "seeds": [0, 1],
         "max_length": 8,
         "test_size": 20,
         "diagnosis_lengths": [3, 5, 7],
@@ -39,10 +43,16 @@ def run(cmd, cwd, check=True, **kwargs):
     return result
 
 
+def merged(base, overrides):
+    """`base` with `overrides` laid over it, nested sections merged key by key."""
+    out = dict(base)
+    for key, value in overrides.items():
+        out[key] = merged(base[key], value) if isinstance(value, dict) else value
+    return out
+
+
 def write_params(repo, overrides):
-    params = yaml.safe_load((ROOT / "params.yaml").read_text())
-    for section, values in overrides.items():
-        params[section].update(values)
+    params = merged(yaml.safe_load((ROOT / "params.yaml").read_text()), overrides)
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
 
 
@@ -72,17 +82,18 @@ def reproduced(clone):
     return clone, result
 
 
+def detail(repo, stage):
+    return json.loads((repo / f"metrics/{stage}/summary.json").read_text())
+
+
 def test_dvc_repro_writes_the_metrics(reproduced):
     repo, result = reproduced
-    train = json.loads((repo / "metrics/train.json").read_text())
-    evaluate = json.loads((repo / "metrics/evaluate.json").read_text())
-    data = json.loads((repo / "metrics/data.json").read_text())
+    train, evaluate, data, study = (detail(repo, s) for s in ("train", "evaluate", "data", "study"))
     assert round(train["loss_floor"], 3) == 0.514
     assert {"loss_final_seed0", "loss_final_seed1", "loss_step_30"} <= train.keys()
     for key in ("greedy_seq_acc", "tf_seq_acc", "length_3_seq_acc", "length_5_digit_acc"):
         assert 0.0 <= evaluate[key] <= 1.0 and f"{key}_std" in evaluate and f"{key}_seed1" in evaluate
     assert data["test_overlap_total"] == 0
-    study = json.loads((repo / "metrics/study.json").read_text())
     for variant in ("pipeline", "bos_mixed"):
         assert (
             0.0 <= study[f"{variant}_length_8_seq_acc"] <= 1.0
@@ -107,9 +118,16 @@ def test_report_renders_the_claims_and_figures(reproduced):
     assert {"study_length.png", "study_heatmap.png", "study_diagnosis.png", "study_attention.png"} <= set(
         figures
     )
-    assert "## Length generalisation" in readme
+    assert "\n## Length generalisation\n" in readme
     assert "| bos_mixed | bos | softmax | 1-5 | 30 | 2 |" in readme
     assert "runs/<stage>.json" in readme and "CPU kernels: AVX2" in readme
+    # the answer first: findings beside their figures, then the claims, then the study
+    assert (
+        readme.index("\n## Key findings\n")
+        < readme.index("\n## All claims\n")
+        < readme.index("\n## Length generalisation\n")
+    )
+    assert set(re.findall(r"\]\(figures/([^)]+)\)", readme)) == set(figures)  # every figure drawn is shown
 
 
 def test_second_repro_has_nothing_to_do(reproduced):
@@ -119,10 +137,18 @@ def test_second_repro_has_nothing_to_do(reproduced):
     assert "up to date" in run(["dvc", "status"], repo).stdout
 
 
-def test_dvc_metrics_show_reads_the_metrics(reproduced):
+def test_the_headline_metrics_fit_one_screen(reproduced):
+    """`dvc exp show` lists the headline files' keys only: a few dozen a person compares."""
     repo, _ = reproduced
-    shown = run(["dvc", "metrics", "show", "--json"], repo).stdout
-    assert "greedy_seq_acc" in shown and "loss_floor" in shown
+    shown = json.loads(run(["dvc", "metrics", "show", "--json"], repo).stdout)
+    columns = {k for files in shown.values() for f in files["data"].values() for k in f["data"]}
+    assert {"greedy_seq_acc", "loss_final", "best_variant", "claims_pass", "length_5_seq_acc"} <= columns
+    assert len(columns) <= 40, sorted(columns)
+    study = json.loads((repo / "metrics/study.json").read_text())
+    assert (
+        study["best_variant"] == "bos_mixed"
+        and study["best_min_seq_acc_1_20"] == detail(repo, "study")["bos_mixed_min_seq_acc_1_20"]
+    )
 
 
 def test_repro_is_deterministic(reproduced):
@@ -167,7 +193,7 @@ def test_interrupted_training_leaves_nothing_half_written(reproduced):
     (repo / "metrics/train.json").unlink()
     env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "PYTHONPATH": str(repo)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pipeline.train"],
+        [sys.executable, "-m", "pipeline.stages.train"],
         cwd=repo,
         env=env,
         stdout=subprocess.PIPE,

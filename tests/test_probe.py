@@ -11,13 +11,18 @@ import pytest
 import torch
 import yaml
 
-from pipeline import depth_probes, files, lesson6, probe
-from pipeline.batching import make_batch
-from pipeline.checkpoint import save_checkpoint
-from pipeline.data import make_datasets
-from pipeline.errors import DataError
-from pipeline.model import Transformer
-from pipeline.params import ModelParams, as_dict
+from pipeline.core.batching import make_batch
+from pipeline.core.data import make_datasets
+from pipeline.infra import files
+from pipeline.infra.checkpoint import save_checkpoint
+from pipeline.infra.errors import DataError
+from pipeline.infra.params import ModelParams, as_dict
+from pipeline.model.transformer import Transformer
+from pipeline.probes import accounting, lesson6
+from pipeline.probes import depth as depth_probes
+from pipeline.probes import summary as probe
+from pipeline.probes.summary import HEADLINE
+from pipeline.stages import probe as probe_stage
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY_MODEL = ModelParams(d_model=16, heads=2, layers=2, d_ff=32, dropout=0.0, max_len=16)
@@ -102,19 +107,19 @@ def test_n_blocks_expand_into_two_to_the_n_terms():
 
 
 def test_parameter_counts_at_the_papers_size():
-    acct = lesson6.parameter_accounting()
+    acct = accounting.parameter_accounting()
     assert acct["ffn_weights"] == 2 * 512 * 2048 == 2_097_152
     assert acct["attention_weights"] == 4 * 512**2 == 1_048_576
     assert acct["encoder_block_without_attention_biases"] == 3_150_336
     assert acct["encoder_block"] - 3_150_336 == acct["attention_biases"] == 2_048
     assert round(6 * acct["encoder_block_without_attention_biases"] / 1e6, 1) == 18.9
-    assert lesson6.parameter_accounting(32, 128, 4)["encoder_block"] == 12_704  # lesson 10's layer
+    assert accounting.parameter_accounting(32, 128, 4)["encoder_block"] == 12_704  # lesson 10's layer
 
 
 def test_base_model_count():
-    base = lesson6.model_params(vocab=37000)
+    base = accounting.model_params(vocab=37000)
     assert base["embedding"] == 37000 * 512
-    assert base["total"] == 37000 * 512 + 6 * 3_152_384 + 6 * lesson6.decoder_block_params() == 63_082_496
+    assert base["total"] == 37000 * 512 + 6 * 3_152_384 + 6 * accounting.decoder_block_params() == 63_082_496
 
 
 # ------------------------------------------------------------------------------ depth probes
@@ -187,14 +192,16 @@ def test_stage_writes_metrics_and_tables(tmp_path, monkeypatch):
     params["probe"].update({"depths": [1, 2, 12], "sweep_layers": [1, 2]})
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     monkeypatch.chdir(tmp_path)
-    from pipeline.params import load_params
+    from pipeline.infra.params import load_params
 
     p = load_params()
     _, test, _ = make_datasets(p.data)
     files.write_npz("data/test.npz", **test)
     save_checkpoint("models/seed_0.pt", Transformer(p.model), seed=0, steps=1, train=as_dict(p.train))
-    probe.main()
-    metrics = json.loads(Path("metrics/probe.json").read_text())
+    probe_stage.main()
+    headline = json.loads(Path("metrics/probe.json").read_text())
+    metrics = json.loads(Path("metrics/probe/summary.json").read_text())
+    assert set(headline) == set(HEADLINE) and all(headline[k] == metrics[k] for k in headline)
     assert metrics["layernorm_row0_shift_per_column"] == pytest.approx(1.889, abs=5e-4)
     assert f"{metrics['residual_without_sum_12']:.3e}" == "5.182e-07"
     assert metrics["encoder_block_params_lesson6"] == 3_150_336

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from pipeline.recipe import loss_floor, lr_shape, smoothed_target
+from pipeline.core.recipe import loss_floor, lr_shape, smoothed_target
 
 
 def test_schedule_rises_linearly_to_one_at_warmup():

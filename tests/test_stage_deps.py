@@ -69,6 +69,6 @@ def test_stage_deps_equal_the_import_closure(name, module, deps):
 
 
 def test_the_closure_follows_imports_through_other_modules():
-    closure = import_closure("pipeline.train")
-    assert {"pipeline/__init__.py", "pipeline/numerics.py", "pipeline/resume.py"} <= closure
-    assert "pipeline/report.py" not in closure
+    closure = import_closure("pipeline.stages.train")
+    assert {"pipeline/__init__.py", "pipeline/infra/numerics.py", "pipeline/infra/resume.py"} <= closure
+    assert "pipeline/report/readme.py" not in closure

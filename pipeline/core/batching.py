@@ -1,0 +1,48 @@
+"""Turning stored sequences into model inputs: trimmed batches, decoder inputs, padding masks."""
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from pipeline.core.tokens import BOS, IGNORE
+from pipeline.model.transformer import padding_mask
+
+
+@dataclass
+class Batch:
+    src: torch.Tensor  # (B, T) digits, 0 where padded
+    tgt_in: torch.Tensor  # (B, T) BOS + target shifted right by one
+    target: torch.Tensor  # (B, T) sorted digits, IGNORE where padded
+    src_mask: torch.Tensor | None  # (B, 1, 1, T) True at padding, None when nothing is padded
+    lengths: torch.Tensor  # (B,)
+
+
+def make_batch(source, target, lengths, device="cpu"):
+    """A batch from int arrays (B, T_max) and lengths (B,), trimmed to its longest row."""
+    lengths = torch.as_tensor(np.asarray(lengths), dtype=torch.long, device=device)
+    T = int(lengths.max())
+    src = torch.as_tensor(np.asarray(source)[:, :T], dtype=torch.long, device=device)
+    tgt = torch.as_tensor(np.asarray(target)[:, :T], dtype=torch.long, device=device)
+    tgt_in = torch.cat([torch.full_like(tgt[:, :1], BOS), tgt[:, :-1]], dim=1)  # teacher forcing
+    padded = torch.arange(T, device=device)[None, :] >= lengths[:, None]
+    has_padding = bool(padded.any())
+    return Batch(
+        src=src,
+        tgt_in=tgt_in,
+        target=tgt.masked_fill(padded, IGNORE),
+        src_mask=padding_mask(lengths, T) if has_padding else None,
+        lengths=lengths,
+    )
+
+
+def batch_indices(size, batch_size, steps, seed):
+    """Row indices for every step: a seeded permutation per pass over the data (fresh examples
+    while they last, as the lesson draws a fresh batch each step), the same on every machine."""
+    rng = np.random.default_rng([seed, 2])
+    order, start = rng.permutation(size), 0
+    for _ in range(steps):
+        if start + batch_size > size:  # a new pass over the data
+            order, start = rng.permutation(size), 0
+        yield order[start : start + batch_size]
+        start += batch_size

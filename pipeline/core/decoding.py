@@ -1,0 +1,98 @@
+"""Decoding (lesson 10, part 4): greedy generation token by token (re-running the decoder, or with a
+key/value cache), the paper's beam search, and teacher forcing."""
+
+import torch
+
+from pipeline.core.tokens import BOS
+
+
+@torch.no_grad()
+def greedy(model, src, out_len=None, src_mask=None):
+    """Greedy decoding: the encoder runs once; each step appends the most probable token, never BOS.
+
+    Every step re-runs the decoder over all tokens written so far (no cache): simple and exact.
+    Returns (B, out_len) tokens, out_len defaulting to the input length (sorting keeps length).
+    """
+    out_len = src.shape[1] if out_len is None else out_len
+    memory = model.encode(src, src_mask)
+    y = torch.full((src.shape[0], 1), BOS, dtype=torch.long, device=src.device)
+    for _ in range(out_len):
+        logits = model.decode(y, memory, src_mask)[:, -1]  # (B, vocab): only the last position
+        logits[:, BOS] = float("-inf")  # BOS is never an output
+        y = torch.cat([y, logits.argmax(-1, keepdim=True)], dim=1)
+    return y[:, 1:]
+
+
+@torch.no_grad()
+def greedy_cached(model, src, out_len=None, src_mask=None):
+    """Greedy decoding with a key/value cache: the same tokens as `greedy`, one position per step.
+
+    Cross-attention keys and values are computed once from the memory and each decoder layer keeps
+    its self-attention keys and values, so step t costs O(t) instead of re-running all t positions.
+    """
+    out_len = src.shape[1] if out_len is None else out_len
+    memory = model.encode(src, src_mask)
+    cache = model.start_cache(memory, src_mask, steps=out_len)
+    token = torch.full((src.shape[0],), BOS, dtype=torch.long, device=src.device)
+    out = []
+    for _ in range(out_len):
+        logits = model.decode_step(token, cache)  # (B, vocab)
+        logits[:, BOS] = float("-inf")  # BOS is never an output
+        token = logits.argmax(-1)
+        out.append(token)
+    return torch.stack(out, dim=1)  # (B, out_len)
+
+
+def length_penalty(length, alpha):
+    """lp(Y) = ((5 + |Y|) / 6)^alpha (Wu et al., 2016); the paper uses alpha = 0.6."""
+    return ((5 + length) / 6) ** alpha
+
+
+@torch.no_grad()
+def beam_search(model, src, beam_size=4, alpha=0.6, out_len=None, src_mask=None):
+    """Beam search as the paper decodes (section 6.1: beam 4, length penalty alpha = 0.6).
+
+    Keeps the `beam_size` best partial outputs by summed log-probability; at the end each score
+    is divided by the length penalty lp(Y) = ((5 + |Y|) / 6)^alpha and the best is returned.
+    Sorting fixes the output length to the input length (out_len; there is no end token), so every
+    hypothesis has the same |Y|: the penalty divides every score by the same constant and cannot
+    change the ranking. It is applied anyway, as the paper's decoder would. A beam of 1 is greedy.
+    Returns (B, out_len) tokens.
+    """
+    out_len = src.shape[1] if out_len is None else out_len
+    B, K = src.shape[0], beam_size
+    memory = model.encode(src, src_mask).repeat_interleave(K, dim=0)  # (B K, T_enc, d_model)
+    mask = None if src_mask is None else src_mask.repeat_interleave(K, dim=0)
+    cache = model.start_cache(memory, mask, steps=out_len)
+    # Every beam starts as BOS; only the first is live, so the first step does not pick duplicates.
+    scores = torch.full((B, K), float("-inf"), device=src.device)
+    scores[:, 0] = 0.0
+    token = torch.full((B * K,), BOS, dtype=torch.long, device=src.device)
+    history = torch.empty(B, K, 0, dtype=torch.long, device=src.device)
+    first_row = torch.arange(B, device=src.device)[:, None] * K  # (B, 1)
+    for _ in range(out_len):
+        logits = model.decode_step(token, cache)  # (B K, vocab)
+        logits[:, BOS] = float("-inf")  # BOS is never an output
+        vocab = logits.shape[-1]
+        total = scores[:, :, None] + logits.log_softmax(-1).view(B, K, vocab)  # (B, K, vocab)
+        scores, best = total.view(B, K * vocab).topk(K, dim=1)  # (B, K), best first
+        parent, token = best // vocab, best % vocab  # which hypothesis each extends, with what
+        cache.reorder((first_row + parent).flatten())
+        history = torch.cat([history.gather(1, parent[:, :, None].expand_as(history)), token[:, :, None]], 2)
+        token = token.flatten()
+    final = scores / length_penalty(out_len, alpha)  # the same divisor for every hypothesis
+    return history[torch.arange(B, device=src.device), final.argmax(1)]
+
+
+@torch.no_grad()
+def teacher_forced(model, src, tgt_in, src_mask=None):
+    """Each position's most probable token when the decoder reads the correct answer so far."""
+    logits = model(src, tgt_in, src_mask)
+    logits[..., BOS] = float("-inf")
+    return logits.argmax(-1)
+
+
+def accuracy(pred, target):
+    """(exact-sequence accuracy, per-digit accuracy) as fractions."""
+    correct = pred == target
+    return correct.all(1).float().mean().item(), correct.float().mean().item()

@@ -1,0 +1,113 @@
+"""Evaluation: greedy decoding, the paper's beam search and teacher forcing on held-out
+sequences, per length and seed (lesson 10, part 4: "Generar y medir" and "Lo que no aprendió")."""
+
+import numpy as np
+import torch
+
+from pipeline.core.batching import make_batch
+from pipeline.core.decoding import accuracy, beam_search, greedy, greedy_cached, teacher_forced
+from pipeline.infra.tables import csv_text
+
+METRICS_PATH = "metrics/evaluate.json"
+HEADLINE = ("greedy_seq_acc", "greedy_seq_acc_std", "tf_seq_acc", "beam_seq_acc")
+HEADLINE_PATTERN = r"length_\d+_seq_acc"  # and the greedy accuracy at every tested length
+LENGTH_TABLE_PATH = "metrics/evaluate/length_table.csv"
+EXAMPLE_PATH = "metrics/evaluate/example.json"
+
+
+def decode_set(model, source, target, batch_size, device, beam_size=4, length_penalty=0.6):
+    """Greedy (key/value-cached: the same tokens as re-running the decoder), teacher-forced and
+    beam-search predictions for one test set of equal-length rows."""
+    greedy_out, forced_out, beam_out = [], [], []
+    for start in range(0, len(source), batch_size):
+        rows = slice(start, start + batch_size)
+        lengths = np.full(len(source[rows]), source.shape[1])
+        batch = make_batch(source[rows], target[rows], lengths, device)
+        greedy_out.append(greedy_cached(model, batch.src))
+        forced_out.append(teacher_forced(model, batch.src, batch.tgt_in))
+        beam_out.append(beam_search(model, batch.src, beam_size, length_penalty))
+    return torch.cat(greedy_out).cpu(), torch.cat(forced_out).cpu(), torch.cat(beam_out).cpu()
+
+
+def evaluate_model(model, test, lengths, batch_size, device, beam_size=4, length_penalty=0.6):
+    """Per length: greedy, teacher-forcing and beam-search accuracies, and the failing rows of greedy."""
+    results, failures = {}, {}
+    for n in lengths:
+        source, target = test[f"source_{n}"], test[f"target_{n}"]
+        pred, forced, beam = decode_set(model, source, target, batch_size, device, beam_size, length_penalty)
+        target_t = torch.as_tensor(target, dtype=torch.long)
+        seq, digit = accuracy(pred, target_t)
+        tf_seq, tf_digit = accuracy(forced, target_t)
+        beam_seq, beam_digit = accuracy(beam, target_t)
+        results.update(
+            {
+                f"length_{n}_seq_acc": seq,
+                f"length_{n}_digit_acc": digit,
+                f"length_{n}_tf_seq_acc": tf_seq,
+                f"length_{n}_tf_digit_acc": tf_digit,
+                f"length_{n}_beam_seq_acc": beam_seq,
+                f"length_{n}_beam_digit_acc": beam_digit,
+            }
+        )
+        wrong = (pred != target_t).any(1).nonzero().flatten().tolist()
+        failures[n] = [(source[i].tolist(), pred[i].tolist(), target[i].tolist()) for i in wrong]
+    return results, failures
+
+
+def headline(results, trained_lengths, test_lengths):
+    """Greedy, teacher forcing and beam search at the trained length(s), averaged over them."""
+    at = [n for n in test_lengths if n in trained_lengths] or list(test_lengths)
+    out = {}
+    for name, key in [
+        ("greedy_seq_acc", "seq_acc"),
+        ("greedy_digit_acc", "digit_acc"),
+        ("tf_seq_acc", "tf_seq_acc"),
+        ("tf_digit_acc", "tf_digit_acc"),
+        ("beam_seq_acc", "beam_seq_acc"),
+        ("beam_digit_acc", "beam_digit_acc"),
+    ]:
+        out[name] = float(np.mean([results[f"length_{n}_{key}"] for n in at]))
+    return out
+
+
+@torch.no_grad()
+def cross_attention_example(model, source, device):
+    """The lesson's example: its greedy output and every decoder layer's cross-attention."""
+    src = torch.tensor([source], device=device)
+    output = greedy(model, src)[0]
+    tgt_in = torch.cat([torch.tensor([10], device=device), output[:-1]])[None]
+    trace = []
+    model.decode(tgt_in, model.encode(src), trace=trace)
+    return {
+        "input": source,
+        "output": output.tolist(),
+        "cross_attention": [t.cross_attention[0].cpu().tolist() for t in trace],  # [layer][head][out][in]
+    }
+
+
+def length_table(metrics, lengths, seeds):
+    """Per length: exact sequences (mean, std, seed range) and digits (mean, std), as CSV text."""
+    rows = []
+    for n in lengths:
+        key, digits = f"length_{n}_seq_acc", f"length_{n}_digit_acc"
+        per_seed = [metrics[f"{key}_seed{s}"] for s in seeds]
+        rows.append(
+            {
+                "length": n,
+                "seq_acc": metrics[key],
+                "seq_acc_std": metrics[key + "_std"],
+                "seq_acc_min": min(per_seed),
+                "seq_acc_max": max(per_seed),
+                "digit_acc": metrics[digits],
+                "digit_acc_std": metrics[digits + "_std"],
+            }
+        )
+    return csv_text(rows, float_format="%.6f")
+
+
+def show_failures(failures, count):
+    for n, rows in failures.items():
+        for src, pred, expected in rows[:count]:
+            print(f"  length {n:2d}  input {' '.join(map(str, src))}")
+            print(f"             predicted {' '.join(map(str, pred))}")
+            print(f"             expected  {' '.join(map(str, expected))}")

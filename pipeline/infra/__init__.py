@@ -1,0 +1,1 @@
+"""Infrastructure: params.yaml, errors, atomic files, checkpoints, resume, process pool, numerics."""

@@ -1,0 +1,63 @@
+"""Checkpoints that carry their own model configuration, so evaluation never reads params.yaml."""
+
+import pickle
+import zipfile
+from pathlib import Path
+
+import torch
+
+from pipeline.core.tokens import VOCAB
+from pipeline.infra import files
+from pipeline.infra.errors import DataError
+from pipeline.infra.params import ConfigError, ModelParams, as_dict, parse_section
+from pipeline.model.transformer import Transformer
+
+FORMAT = 1
+
+
+def checkpoint_path(models_dir, seed):
+    return Path(models_dir) / f"seed_{seed}.pt"
+
+
+def save_checkpoint(path, model: Transformer, **record):
+    """Weights plus the configuration that rebuilds them, and whatever the run wants to record."""
+    payload = {"format": FORMAT, "model": as_dict(model.config), "vocab": VOCAB, **record}
+    payload["state_dict"] = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+    files.write_torch(path, payload)
+
+
+def load_checkpoint(path, device="cpu"):
+    """(model in eval mode, the checkpoint's record); a missing or corrupt file is a DataError."""
+    path = Path(path)
+    try:
+        payload = torch.load(path, map_location=device, weights_only=True)
+    except FileNotFoundError:
+        raise DataError(f"{path} not found: run `dvc repro train` first") from None
+    except (RuntimeError, EOFError, OSError, pickle.UnpicklingError, zipfile.BadZipFile) as err:
+        raise DataError(f"{path} is corrupt or truncated ({type(err).__name__}): retrain it") from None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise DataError(f"{path} is not a checkpoint of this project (format {FORMAT})")
+    try:
+        config = parse_section(ModelParams, payload["model"], f"{path}: model")
+    except ConfigError as err:
+        raise DataError(str(err)) from None
+    if payload.get("vocab") != VOCAB:
+        raise DataError(f"{path} has a vocabulary of {payload.get('vocab')} tokens, this task {VOCAB}")
+    model = Transformer(config).to(device)
+    try:
+        model.load_state_dict(payload["state_dict"])
+    except RuntimeError as err:
+        first = str(err).splitlines()[1:2] or [str(err)]
+        raise DataError(f"{path}: weights do not fit its configuration: {first[0].strip()}") from None
+    model.eval()
+    record = {k: v for k, v in payload.items() if k not in ("state_dict", "model")}
+    return model, record
+
+
+def check_fits(model: Transformer, lengths, path):
+    """Refuse data the checkpoint cannot read: sequences longer than its positions."""
+    too_long = [n for n in lengths if n > model.config.max_len]
+    if too_long:
+        raise DataError(
+            f"{path} has max_len = {model.config.max_len}, but the test data has lengths {too_long}"
+        )

@@ -1,0 +1,27 @@
+"""The one process pool: jobs run side by side in spawned processes, all stopped at once on error."""
+
+import multiprocessing
+import os
+import signal
+
+
+def ignore_sigint():
+    """Pool workers leave Ctrl-C to the parent, which terminates them all at once."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def run_jobs(function, jobs, workers=None):
+    """`function(*args)` for each args of `jobs`, `workers` at a time (default: one per core) in
+    spawned processes; results in the order of `jobs`. One worker runs them in this process."""
+    workers = workers or max(1, min(len(jobs), os.cpu_count() or 1))
+    if workers == 1:
+        return [function(*args) for args in jobs]
+    pool = multiprocessing.get_context("spawn").Pool(workers, initializer=ignore_sigint)
+    try:
+        handles = [pool.apply_async(function, args) for args in jobs]
+        results = [h.get() for h in handles]
+        pool.close()
+        return results
+    finally:
+        pool.terminate()  # on error or interrupt, stop every worker now rather than wait
+        pool.join()

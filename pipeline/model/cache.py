@@ -1,0 +1,39 @@
+"""What decoding token by token keeps between steps: each decoder layer's keys and values."""
+
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class DecoderTrace:
+    """What a decoder layer looked at: cross-attention weights (B, h, T_dec, T_enc)."""
+
+    cross_attention: torch.Tensor
+
+
+@dataclass
+class LayerCache:
+    """One decoder layer's keys and values for decoding token by token (each (B, h, T, d_k))."""
+
+    self_k: torch.Tensor  # (B, h, steps, d_k): filled up to DecoderCache.length
+    self_v: torch.Tensor
+    cross_k: torch.Tensor  # (B, h, T_enc, d_k): computed once from the memory
+    cross_v: torch.Tensor
+
+
+@dataclass
+class DecoderCache:
+    """What decoding keeps between steps: per layer K/V, the memory's mask, tokens fed so far."""
+
+    layers: list[LayerCache]
+    memory_mask: torch.Tensor | None  # additive (B, 1, 1, T_enc), or None
+    steps: int  # room for this many tokens (BOS included)
+    length: int = 0  # tokens fed so far
+
+    def reorder(self, rows):
+        """Keep rows `rows` (B',) in this order, as beam search does when hypotheses are re-ranked."""
+        n = self.length
+        for c in self.layers:
+            c.self_k[:, :, :n] = c.self_k[rows, :, :n]
+            c.self_v[:, :, :n] = c.self_v[rows, :, :n]

@@ -1,0 +1,139 @@
+"""How the model knows where a token is: the paper's sinusoids and the length study's alternatives.
+
+Each scheme is a small module with hooks the Transformer calls on its one path, so no scheme needs
+a branch there: `vectors` (what embed() adds to the token embeddings), `source` and `memory_mask`
+(the source tokens the encoder reads, and the padding mask of the memory they become), and
+`encoder_bias` (added to the encoder's self-attention scores). `SCHEMES` maps the names of
+`model.positions` to them.
+"""
+
+import math
+
+import torch
+from torch import nn
+
+from pipeline.core.tokens import BOS
+
+
+def sinusoidal_positions(max_len, d_model):
+    """PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(...) (section 3.5)."""
+    pos = torch.arange(max_len, dtype=torch.float32)[:, None]  # (max_len, 1)
+    rate = torch.exp(-math.log(10000.0) * torch.arange(0, d_model, 2) / d_model)  # (d_model/2,)
+    pe = torch.zeros(max_len, d_model)
+    pe[:, 0::2], pe[:, 1::2] = torch.sin(pos * rate), torch.cos(pos * rate)
+    return pe  # (max_len, d_model)
+
+
+def random_positions(batch, size, max_len, device=None):
+    """(B, T): each row a sorted random subset of range(max_len), drawn from torch's generator as
+    dropout is (Ruoss et al., 2023: a training sequence takes positions a longer one would have)."""
+    return torch.rand(batch, max_len, device=device).argsort(-1)[:, :size].sort(-1).values
+
+
+def alibi_bias(heads, size, device=None):
+    """(h, T, T) = -m_h |i - j| with slopes m_h = 2^(-8h/heads), h = 1..heads (Press et al., 2022):
+    added to self-attention scores, it favours near keys, each head at its own range."""
+    slopes = torch.tensor([2.0 ** (-8.0 * h / heads) for h in range(1, heads + 1)], device=device)
+    i = torch.arange(size, device=device)
+    return -slopes[:, None, None] * (i[:, None] - i[None, :]).abs()  # (h, T, T)
+
+
+class NoPositions(nn.Module):
+    """No position information at all: the base every scheme overrides a hook of."""
+
+    def __init__(self, config):
+        super().__init__()
+
+    def vectors(self, tokens, start, encoder):
+        """What embed() adds for positions start..start+T: (T, d_model), (B, T, d_model) or None."""
+        return None
+
+    def source(self, src):
+        """The source tokens (B, T) as the encoder reads them."""
+        return src
+
+    def memory_mask(self, src_mask):
+        """The source's padding mask (B, 1, 1, T) as the memory's keys need it, or None."""
+        return src_mask
+
+    def encoder_bias(self, size):
+        """(h, T, T) added to the encoder's self-attention scores, or None."""
+        return None
+
+
+class Sinusoidal(NoPositions):
+    """The paper's: PE[position] added in both stacks (section 3.5)."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.register_buffer("pe", sinusoidal_positions(config.max_len, config.d_model), persistent=False)
+
+    def vectors(self, tokens, start, encoder):
+        return self.pe[start : start + tokens.shape[1]]
+
+
+class NoneInEncoder(Sinusoidal):
+    """No positions in the encoder (a sorted output does not depend on input order); the decoder
+    keeps the sinusoids."""
+
+    def vectors(self, tokens, start, encoder):
+        return None if encoder else super().vectors(tokens, start, encoder)
+
+
+class Learned(NoPositions):
+    """One trained vector per position, in both stacks."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.table = nn.Embedding(config.max_len, config.d_model)
+
+    def vectors(self, tokens, start, encoder):
+        return self.table.weight[start : start + tokens.shape[1]]
+
+
+class Randomized(Sinusoidal):
+    """In training, each sequence takes the sinusoids of a sorted random subset of [0, max_len)
+    (Ruoss et al., 2023), in both stacks; in evaluation, positions 0, 1, 2, ..."""
+
+    def vectors(self, tokens, start, encoder):
+        if not self.training:
+            return super().vectors(tokens, start, encoder)
+        end = start + tokens.shape[1]
+        rows = random_positions(tokens.shape[0], end, self.pe.shape[0], tokens.device)  # (B, end)
+        return self.pe[rows[:, start:]]  # (B, T, d_model)
+
+
+class ALiBi(NoPositions):
+    """No vectors; -m_h |i - j| on the encoder's self-attention scores (Press et al., 2022). The
+    decoder's self-attention keeps only its causal mask, and cross-attention has no bias: an output
+    step has no distance to an input position."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.register_buffer("bias", alibi_bias(config.heads, config.max_len), persistent=False)
+
+    def encoder_bias(self, size):
+        return self.bias[:, :size, :size]
+
+
+class BOSFirst(NoPositions):
+    """No vectors; BOS opens the source as it opens the target: a key present exactly once, against
+    which attention can count. The memory gains that row, and every query may look at it."""
+
+    def source(self, src):
+        return torch.cat([torch.full_like(src[:, :1], BOS), src], dim=1)
+
+    def memory_mask(self, src_mask):
+        if src_mask is None:
+            return None
+        return torch.cat([torch.zeros_like(src_mask[..., :1]), src_mask], dim=-1)
+
+
+SCHEMES = {
+    "sinusoidal": Sinusoidal,
+    "none_encoder": NoneInEncoder,
+    "learned": Learned,
+    "randomized": Randomized,
+    "alibi": ALiBi,
+    "bos": BOSFirst,
+}

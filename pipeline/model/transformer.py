@@ -1,0 +1,245 @@
+"""The encoder-decoder Transformer of lesson 10, from scratch (Vaswani et al., 2017, section 3).
+
+Reads top-down, small to large: masks, multi-head attention, feed-forward, residual sublayer,
+encoder layer, decoder layer, model. The post-norm encoder-decoder of the paper is the one path;
+the length study's position and attention schemes plug in (positions.py, attention.py) without a
+branch here. Masks are boolean with True = "may not look" (the lesson's `prohibido`),
+broadcastable to (B, h, T_q, T_k); inside the model they travel in additive form (0 or -inf, see
+`additive_mask`), which gives the same scores as masked_fill and costs less.
+
+The configuration is any object with the fields of `model:` in params.yaml (d_model, heads, layers,
+d_ff, dropout, norm, positions, attention, max_len): pipeline.infra.params.ModelParams, or the copy
+a checkpoint carries.
+"""
+
+import math
+
+import torch
+from torch import nn
+
+from pipeline.core.tokens import VOCAB
+from pipeline.model.attention import WEIGHTS
+from pipeline.model.cache import DecoderCache, DecoderTrace, LayerCache
+from pipeline.model.positions import SCHEMES
+
+
+def causal_mask(size, device=None):
+    """(T, T), True above the diagonal: token i may not look at any j > i (section 3.2.3)."""
+    return torch.triu(torch.ones(size, size, dtype=torch.bool, device=device), diagonal=1)
+
+
+def padding_mask(lengths, size):
+    """(B, 1, 1, T), True at padded key positions, from each row's real length."""
+    positions = torch.arange(size, device=lengths.device)
+    return (positions[None, :] >= lengths[:, None])[:, None, None, :]
+
+
+def additive_mask(mask, dtype=torch.float32):
+    """A boolean mask (True = may not look) as 0 / -inf to add to the scores; None stays None.
+
+    score + 0 is the score and score + (-inf) is -inf, bit for bit what masked_fill gives, in one
+    cheap addition instead of a broadcast masked_fill (and its backward) per attention.
+    """
+    if mask is None or mask.dtype != torch.bool:
+        return mask
+    return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(mask, float("-inf"))
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention (section 3.2.2): self-attention when xq is xkv, cross otherwise. The
+    weights are the paper's softmax or another of attention.WEIGHTS (`attention`)."""
+
+    def __init__(self, d_model, heads, attention="softmax"):
+        super().__init__()
+        self.heads, self.d_k = heads, d_model // heads
+        self.weights = WEIGHTS[attention]
+        self.wq, self.wk, self.wv, self.wo = (nn.Linear(d_model, d_model) for _ in range(4))
+
+    def split_heads(self, x):
+        B, T, _ = x.shape
+        return x.view(B, T, self.heads, self.d_k).transpose(1, 2)  # (B, h, T, d_k)
+
+    def project_q(self, xq):
+        return self.split_heads(self.wq(xq))  # (B, h, T_q, d_k)
+
+    def project_kv(self, xkv):
+        """Keys and values (B, h, T_k, d_k) each: what a decoding cache keeps."""
+        return self.split_heads(self.wk(xkv)), self.split_heads(self.wv(xkv))
+
+    def attend(self, q, k, v, mask=None):
+        """softmax(Q K^T / sqrt(d_k)) V with heads joined by W^O (equation 1): (output, weights)."""
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, h, T_q, T_k)
+        weights = self.weights(scores, additive_mask(mask, scores.dtype))  # (B, h, T_q, T_k)
+        out = (weights @ v).transpose(1, 2).flatten(2)  # (B, T_q, h * d_k)
+        return self.wo(out), weights
+
+    def forward(self, xq, xkv, mask=None, return_weights=False):
+        out, weights = self.attend(self.project_q(xq), *self.project_kv(xkv), mask)
+        return (out, weights) if return_weights else out
+
+
+def feed_forward(d_model, d_ff):
+    """Position-wise FFN (section 3.3): up to d_ff, ReLU, back down to d_model."""
+    return nn.Sequential(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Linear(d_ff, d_model))
+
+
+class Residual(nn.Module):
+    """One sublayer's wrapper: post-norm LayerNorm(x + Sublayer(x)) as the paper, or pre-norm."""
+
+    def __init__(self, d_model, dropout, norm):
+        super().__init__()
+        self.norm, self.ln, self.drop = norm, nn.LayerNorm(d_model), nn.Dropout(dropout)
+
+    def forward(self, x, sublayer):
+        if self.norm == "pre":
+            return x + self.drop(sublayer(self.ln(x)))
+        return self.ln(x + self.drop(sublayer(x)))
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention, then FFN, each wrapped in residual + LayerNorm (section 3.1)."""
+
+    def __init__(self, d_model, heads, d_ff, dropout, norm="post", attention="softmax"):
+        super().__init__()
+        self.attn, self.ffn = MultiHeadAttention(d_model, heads, attention), feed_forward(d_model, d_ff)
+        self.sub = nn.ModuleList(Residual(d_model, dropout, norm) for _ in range(2))
+
+    def forward(self, x, src_mask=None):
+        x = self.sub[0](x, lambda h: self.attn(h, h, src_mask))
+        return self.sub[1](x, self.ffn)
+
+
+class DecoderLayer(nn.Module):
+    """Masked self-attention, cross-attention over the memory, FFN (section 3.1)."""
+
+    def __init__(self, d_model, heads, d_ff, dropout, norm="post", attention="softmax"):
+        super().__init__()
+        self.attn = MultiHeadAttention(d_model, heads, attention)
+        self.cross = MultiHeadAttention(d_model, heads, attention)
+        self.ffn = feed_forward(d_model, d_ff)
+        self.sub = nn.ModuleList(Residual(d_model, dropout, norm) for _ in range(3))
+
+    def forward(self, y, memory, self_mask, memory_mask=None, trace=None):
+        """All positions at once (training, teacher forcing); `trace` collects DecoderTrace."""
+        return self.sublayers(y, lambda h: self.attn(h, h, self_mask), memory_mask, trace, memory=memory)
+
+    def step(self, y, cache: LayerCache, t, memory_mask=None, trace=None):
+        """The layer at one new position t, y (B, 1, d_model): attends to positions 0..t only, so
+        no causal mask is needed; the same sublayers and weights as forward()."""
+
+        def self_attn(h):
+            q, (k, v) = self.attn.project_q(h), self.attn.project_kv(h)  # (B, h, 1, d_k) each
+            cache.self_k[:, :, t : t + 1], cache.self_v[:, :, t : t + 1] = k, v
+            out, _ = self.attn.attend(q, cache.self_k[:, :, : t + 1], cache.self_v[:, :, : t + 1])
+            return out
+
+        return self.sublayers(y, self_attn, memory_mask, trace, cross_kv=(cache.cross_k, cache.cross_v))
+
+    def sublayers(self, y, self_attn, memory_mask, trace, memory=None, cross_kv=None):
+        """Self-attention, cross-attention over the memory (its K/V projected now, or cached), FFN."""
+        y = self.sub[0](y, self_attn)
+
+        def cross(h):
+            q = self.cross.project_q(h)
+            k, v = cross_kv if cross_kv is not None else self.cross.project_kv(memory)
+            out, weights = self.cross.attend(q, k, v, memory_mask)
+            if trace is not None:
+                trace.append(DecoderTrace(weights.detach()))
+            return out
+
+        y = self.sub[1](y, cross)
+        return self.sub[2](y, self.ffn)
+
+    def start_cache(self, memory, steps):
+        """Cross-attention K/V from the memory (once), and room for `steps` self-attention K/V."""
+        # (B, h, T_enc, d_k) each, made contiguous once rather than copied by every step's matmul
+        cross_k, cross_v = (x.contiguous() for x in self.cross.project_kv(memory))
+        B, h, _, d_k = cross_k.shape
+        empty = cross_k.new_empty(B, h, steps, d_k)
+        return LayerCache(empty, torch.empty_like(empty), cross_k, cross_v)
+
+
+class Transformer(nn.Module):
+    """Encoder-decoder with one embedding matrix used three times (section 3.4)."""
+
+    def __init__(self, config, vocab=VOCAB):
+        super().__init__()
+        c = self.config = config
+        self.embedding = nn.Embedding(vocab, c.d_model)  # shared: encoder in, decoder in, logits
+        self.register_buffer("causal", additive_mask(causal_mask(c.max_len)), persistent=False)
+        layer_args = (c.d_model, c.heads, c.d_ff, c.dropout, c.norm, c.attention)
+        self.encoder = nn.ModuleList(EncoderLayer(*layer_args) for _ in range(c.layers))
+        self.decoder = nn.ModuleList(DecoderLayer(*layer_args) for _ in range(c.layers))
+        # Pre-norm leaves the residual stream un-normalised: a final LayerNorm closes each stack.
+        final = c.norm == "pre"
+        self.encoder_norm = nn.LayerNorm(c.d_model) if final else nn.Identity()
+        self.decoder_norm = nn.LayerNorm(c.d_model) if final else nn.Identity()
+        self.drop = nn.Dropout(c.dropout)
+        # Created last, so that every other weight starts as the paper's model's does under the
+        # same seed, whatever the scheme.
+        self.positions = SCHEMES[c.positions](c)
+
+    def embed(self, tokens, start=0, encoder=False):
+        """sqrt(d_model) * E[t] + PE[position], then dropout (sections 3.4, 3.5, 5.4); positions
+        count from `start` (a decoding step feeds one token at its position)."""
+        end = start + tokens.shape[1]
+        if end > self.config.max_len:
+            raise ValueError(f"sequence of {end} tokens exceeds max_len = {self.config.max_len}")
+        x = self.embedding(tokens) * math.sqrt(self.config.d_model)
+        positions = self.positions.vectors(tokens, start, encoder)
+        return self.drop(x if positions is None else x + positions)
+
+    def encode(self, src, src_mask=None):
+        """The memory: (B, T_enc, d_model), computed once per input (one row more where the
+        positions scheme opens the source with BOS)."""
+        src = self.positions.source(src)
+        x = self.embed(src, encoder=True)
+        mask = additive_mask(self.positions.memory_mask(src_mask), x.dtype)  # once, not in every layer
+        bias = self.positions.encoder_bias(src.shape[1])  # (h, T, T) or None
+        if bias is not None:
+            mask = bias if mask is None else mask + bias
+        for layer in self.encoder:
+            x = layer(x, mask)
+        return self.encoder_norm(x)
+
+    def decode(self, tgt_in, memory, memory_mask=None, trace=None):
+        """Logits (B, T_dec, vocab) = h E^T; `trace`, a list, collects each layer's DecoderTrace."""
+        y = self.embed(tgt_in)
+        T = tgt_in.shape[1]
+        self_mask = self.causal[:T, :T].to(y.dtype)  # (T, T): 0 on and below the diagonal, -inf above
+        memory_mask = additive_mask(self.positions.memory_mask(memory_mask), y.dtype)
+        for layer in self.decoder:
+            y = layer(y, memory, self_mask, memory_mask, trace)
+        return self.decoder_norm(y) @ self.embedding.weight.T  # (B, T_dec, vocab)
+
+    def start_cache(self, memory, memory_mask=None, steps=None):
+        """A DecoderCache for decoding up to `steps` tokens (BOS included; default max_len)."""
+        steps = self.config.max_len if steps is None else steps
+        if steps > self.config.max_len:
+            raise ValueError(f"{steps} decoding steps exceed max_len = {self.config.max_len}")
+        layers = [layer.start_cache(memory, steps) for layer in self.decoder]
+        memory_mask = additive_mask(self.positions.memory_mask(memory_mask), memory.dtype)
+        return DecoderCache(layers, memory_mask, steps)
+
+    def decode_step(self, token, cache: DecoderCache, trace=None):
+        """Logits (B, vocab) for the next token after feeding `token` (B,) at position cache.length.
+
+        The same result as decode() over all tokens so far, last position, but each step costs one
+        position: self-attention K/V of earlier positions come from the cache, cross-attention K/V
+        were computed once by start_cache. `trace` collects DecoderTrace (B, h, 1, T_enc) per layer.
+        """
+        t = cache.length
+        if t >= cache.steps:
+            raise ValueError(f"the cache has room for {cache.steps} tokens; this is token {t + 1}")
+        y = self.embed(token[:, None], start=t)  # (B, 1, d_model)
+        for layer, layer_cache in zip(self.decoder, cache.layers, strict=True):
+            y = layer.step(y, layer_cache, t, cache.memory_mask, trace)
+        cache.length = t + 1
+        return (self.decoder_norm(y) @ self.embedding.weight.T)[:, 0]  # (B, vocab)
+
+    def forward(self, src, tgt_in, src_mask=None):
+        return self.decode(tgt_in, self.encode(src, src_mask), src_mask)
+
+
+def count_parameters(module):
+    return sum(p.numel() for p in module.parameters())

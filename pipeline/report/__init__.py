@@ -1,0 +1,1 @@
+"""The report: claims and their tolerance rules, figures, the report's sections."""

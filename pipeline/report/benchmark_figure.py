@@ -1,0 +1,107 @@
+"""The speed report's figure: one function, reading only what `python -m pipeline.tools.benchmark` saved."""
+
+import json
+from pathlib import Path
+
+from matplotlib.ticker import NullFormatter
+
+from pipeline.report.inputs import read_rows
+from pipeline.report.style import plt, save
+
+
+def load_benchmark(data):
+    """metrics/benchmark.json and the CSVs in metrics/benchmark/ beside it, as {name: rows}."""
+    json_path = Path(data)
+    tables = {"metrics": json.loads(json_path.read_text())}
+    for path in sorted(json_path.with_suffix("").glob("*.csv")):
+        tables[path.stem] = read_rows(path)
+    return tables
+
+
+def plot_benchmark(data, path):
+    """Four panels from the saved benchmark (`data`: the path of metrics/benchmark.json): training
+    step against nn.Transformer, greedy decoding with and without the cache by output length,
+    evaluation throughput, and three seeds at once against one."""
+    t = load_benchmark(data)
+    m = t["metrics"]
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7.5))
+    draw_train_step(axes[0, 0], t["train_step"], m)
+    draw_decoding(axes[0, 1], t["decoding"], m)
+    draw_throughput(axes[1, 0], t["throughput"])
+    draw_seeds(axes[1, 1], t["seeds"], m)
+    fig.suptitle(
+        f"Speed on {m['cpu']} ({m['cpu_count']} cores), torch {m['torch']}, {m['threads']} thread; "
+        f"load average {m['load_average_before']:.1f} to {m['load_average_after']:.1f}",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    save(fig, path)
+
+
+def draw_train_step(ax, rows, m):
+    """Our training step against nn.Transformer's, median and quartiles."""
+    names = [r["implementation"] for r in rows]
+    median = [float(r["median_ms"]) for r in rows]
+    spread = [
+        [float(r["median_ms"]) - float(r["q1_ms"]) for r in rows],
+        [float(r["q3_ms"]) - float(r["median_ms"]) for r in rows],
+    ]
+    colors = ["tab:blue"] + ["tab:gray"] * (len(rows) - 1)
+    ax.barh(names, median, xerr=spread, color=colors, capsize=3)
+    ax.invert_yaxis()
+    for i, value in enumerate(median):
+        note = f"{value:.1f} ms" + (f", {value / median[0]:.2f}x ours" if i else "")
+        ax.text(value + spread[1][i], i, "  " + note, va="center", fontsize=8)
+    ax.set(
+        title=f"Training step, one thread (ours {m['train_step_speedup']:.2f}x faster)",
+        xlabel="ms per step (median, quartiles)",
+    )
+    ax.set_xlim(0, max(median) * 1.6)
+
+
+def draw_decoding(ax, rows, m):
+    """Greedy decoding time by output length, re-running the decoder against the cache."""
+    lengths = [int(r["length"]) for r in rows]
+    k_plain, k_cached = m["decode_growth_exponent_uncached"], m["decode_growth_exponent_cached"]
+    ax.loglog(
+        lengths,
+        [float(r["uncached_ms"]) for r in rows],
+        "o-",
+        label=f"re-running the decoder (~n^{k_plain:.1f})",
+    )
+    ax.loglog(
+        lengths, [float(r["cached_ms"]) for r in rows], "s-", label=f"key/value cache (~n^{k_cached:.1f})"
+    )
+    for r in rows:
+        ax.annotate(f"{float(r['speedup']):.1f}x", (int(r["length"]), float(r["cached_ms"])), xytext=(4, -12),
+                    textcoords="offset points", fontsize=8)  # fmt: skip
+    ax.set_xticks(lengths, [str(n) for n in lengths])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set(
+        title=f"Greedy decoding, {m['decode_rows']} sequences (labels: speed-up)",
+        xlabel="output length n (tokens)",
+        ylabel="ms per batch (median)",
+    )
+    ax.legend(fontsize=8)
+
+
+def draw_throughput(ax, rows):
+    ax.barh([r["decoder"] for r in rows], [float(r["sequences_per_s"]) for r in rows], color="tab:green")
+    ax.invert_yaxis()
+    ax.set(title="Evaluation throughput, length 10, one thread", xlabel="sequences per second")
+
+
+def draw_seeds(ax, rows, m):
+    """Wall time of one seed against several side by side, with the target of twice one seed."""
+    walls = [float(r["wall_s"]) for r in rows]
+    labels = [
+        f"{r['setup']}\n{r['seeds']} seed(s), {r['processes']} proc.\n{float(r['cpu_share']):.0%} core each"
+        for r in rows
+    ]
+    ax.bar(labels, walls, color=["tab:blue"] + ["tab:orange"] * (len(rows) - 1))
+    ax.axhline(2 * walls[0], color="black", ls="--", lw=1, label="target: 2x one seed")
+    for i, r in enumerate(rows):
+        ax.text(i, walls[i], f"{float(r['ratio_to_one']):.2f}x", ha="center", va="bottom", fontsize=8)
+    ax.set(title=f"Seeds side by side, {m['seeds_steps']} steps each", ylabel="wall seconds")
+    ax.tick_params(axis="x", labelsize=8)
+    ax.legend(fontsize=8, loc="lower right")

@@ -1,0 +1,204 @@
+"""The figures of the lessons' claims and of the probes: one figure, one function; each reads saved
+metrics, never a model."""
+
+import json
+from pathlib import Path
+
+from pipeline.core import lesson
+from pipeline.report.inputs import read_numbers, read_rows, read_tsv_column
+from pipeline.report.style import plt, save
+
+
+def plot_loss(log_dir, train_metrics, path):
+    """Lesson 10, "La pérdida y su piso": every seed's loss and the label-smoothing floor."""
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for seed_dir in sorted(Path(log_dir).glob("seed_*")):
+        steps, loss = read_tsv_column(seed_dir / "plots/metrics/loss.tsv", "loss")
+        ax.plot(steps, loss, lw=0.8, alpha=0.85, label=seed_dir.name.replace("_", " "))
+    floor = train_metrics["loss_floor"]
+    ax.axhline(floor, color="black", ls="--", lw=1.2, label=f"floor (entropy of q) = {floor:.3f}")
+    ax.set_yscale("log")
+    ax.set_ylim(floor * 0.9, None)
+    ax.set(
+        title="Training loss per seed and its floor under label smoothing",
+        xlabel="training step (batch of 64 sequences)",
+        ylabel="label-smoothed cross-entropy (nats, log scale)",
+    )
+    ax.legend(loc="upper right")
+    save(fig, path)
+
+
+def plot_length_accuracy(table_path, trained_lengths, path):
+    """Lesson 10, "Secuencias perfectas según el largo": exact sequences by input length."""
+    rows = read_numbers(table_path)
+    lengths = [int(r["length"]) for r in rows]
+    mean = [100 * r["seq_acc"] for r in rows]
+    low = [100 * (r["seq_acc"] - r["seq_acc_min"]) for r in rows]
+    high = [100 * (r["seq_acc_max"] - r["seq_acc"]) for r in rows]
+    colors = ["tab:green" if n in trained_lengths else "tab:blue" for n in lengths]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.bar(lengths, mean, width=1.2, color=colors, alpha=0.8, label="this replication: mean of seeds")
+    ax.errorbar(
+        lengths, mean, yerr=[low, high], fmt="none", ecolor="black", capsize=4, label="range over seeds"
+    )
+    stated = [(n, seq) for n, (seq, _) in lesson.LENGTH_TABLE.items() if n in lengths]
+    if stated:  # only where this run tested the lesson's lengths
+        ax.scatter(*zip(*stated, strict=True), marker="D", color="tab:red", zorder=3, label="lesson 10")
+    for n, m in zip(lengths, mean, strict=True):
+        ax.annotate(f"{m:.1f}%", (n + 0.62, 2), ha="left", fontsize=8, rotation=90)
+    ax.set_xticks(lengths, [f"{n}\n(trained)" if n in trained_lengths else str(n) for n in lengths])
+    ax.set_ylim(0, 110)
+    ax.set(
+        title="Greedy exact-sequence accuracy by input length (trained on green)",
+        xlabel="input length (digits)",
+        ylabel="sequences sorted exactly (%)",
+    )
+    ax.legend(loc="upper left", fontsize=8)
+    save(fig, path)
+
+
+def plot_cross_attention(example_path, path):
+    """The decoder's cross-attention on the lesson's example: which input digit each step reads."""
+    example = json.loads(Path(example_path).read_text())
+    layers = example["cross_attention"]  # [layer][head][output step][input position]
+    n_layers, n_heads = len(layers), len(layers[0])
+    fig, axes = plt.subplots(
+        n_layers, n_heads, figsize=(2.3 * n_heads + 1, 2.4 * n_layers + 0.6), squeeze=False
+    )
+    inputs = [str(d) for d in example["input"]]
+    read = ["BOS"] + [str(d) for d in example["output"][:-1]]
+    emitted = [str(d) for d in example["output"]]
+    for i, layer in enumerate(layers):
+        for h, weights in enumerate(layer):
+            ax = axes[i][h]
+            image = ax.imshow(weights, cmap="viridis", vmin=0, vmax=1)
+            ax.set_xticks(range(len(inputs)), inputs, fontsize=7)
+            labels = [f"{r}→{e}" for r, e in zip(read, emitted, strict=True)] if h == 0 else []
+            ax.set_yticks(range(len(emitted)), labels, fontsize=7)
+            ax.grid(False)
+            ax.set_title(f"layer {i + 1}, head {h + 1}", fontsize=9)
+            if h == 0:
+                ax.set_ylabel("decoder step: reads → emits")
+            if i == n_layers - 1:
+                ax.set_xlabel("input digit (position)")
+    fig.colorbar(image, ax=axes, shrink=0.7, label="attention weight")
+    fig.suptitle(
+        f"Cross-attention while sorting {' '.join(inputs)} (seed {example['seed']}): "
+        "each step looks up the next digit",
+        fontsize=10,
+    )
+    save(fig, path)
+
+
+def plot_residual(table_path, path):
+    """Lesson 6's residual cell: d(output)/d(one input coordinate) through 12 stacked FFNs."""
+    rows = read_numbers(table_path)
+    layers = [int(r["layers"]) for r in rows]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for key, label, color in [
+        ("with_sum", "with the sum x + FFN(x)", "tab:green"),
+        ("without_sum", "without the sum: FFN(x)", "tab:red"),
+    ]:
+        ax.plot(
+            layers, [r[f"{key}_fd"] for r in rows], "o-", color=color, label=f"{label}: finite difference"
+        )
+        ax.plot(layers, [r[f"{key}_autograd"] for r in rows], "x", color="black", ms=8)
+    ax.plot([], [], "x", color="black", label="exact (autograd Jacobian-vector product)")
+    ax.set_yscale("log")
+    ax.set_xticks(layers)
+    ax.set(
+        title="How much the output moves when one input coordinate moves (lesson 6)",
+        xlabel="stacked position-wise FFNs (layers)",
+        ylabel="||d output / d x[0, 0]|| (log scale)",
+    )
+    ax.legend(fontsize=8, loc="lower left")
+    save(fig, path)
+
+
+def plot_gradient_depth(grad_path, path):
+    """The loss gradient at each sublayer's input through the real model's depth."""
+    rows = read_rows(grad_path)
+    names = [f"{r['stack'][:3]}{int(r['layer']) + 1} {r['sublayer'].replace('_attn', '')}" for r in rows]
+    columns = [c for c in rows[0] if c.endswith(("_init", "_trained"))]
+    styles = {"post": "tab:blue", "pre": "tab:orange"}
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    for column in columns:
+        norm, when = column.split("_")
+        values = [float(r[column]) if r[column] else float("nan") for r in rows]
+        ax.plot(
+            range(len(rows)),
+            values,
+            "o-" if when == "trained" else "s--",
+            color=styles[norm],
+            label=f"{norm}-norm, {'after training' if when == 'trained' else 'at initialisation'}",
+        )
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(rows)), names, rotation=45, ha="right", fontsize=8)
+    ax.set(
+        title="Gradient of the loss at each sublayer's input, bottom (left) to top (right)",
+        xlabel="sublayer (encoder, then decoder)",
+        ylabel="||d loss / d x|| (log scale)",
+    )
+    ax.legend(fontsize=8)
+    save(fig, path)
+
+
+def plot_jacobian_sweep(sweep_path, path):
+    """Input-output Jacobian norm at initialisation as layers are stacked, with and without sums."""
+    rows = read_numbers(sweep_path)
+    layers = [int(r["layers"]) for r in rows]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=False)
+    for ax, stack, title in [
+        (axes[0], "encoder", "encoder: source embedding → memory"),
+        (axes[1], "source_to_output", "whole model: source embedding → decoder output"),
+    ]:
+        for norm, color in [("post", "tab:blue"), ("pre", "tab:orange")]:
+            for sums, style in [("with_sum", "o-"), ("without_sum", "x--")]:
+                key = f"{stack}_{norm}_{sums}"
+                if key in rows[0]:
+                    ax.plot(
+                        layers,
+                        [max(r[key], 1e-300) for r in rows],
+                        style,
+                        color=color,
+                        label=f"{norm}-norm, {sums.replace('_', ' ')}",
+                    )
+        ax.set_yscale("log")
+        ax.set(title=title, xlabel="layers per stack", ylabel="||J v|| (log scale)")
+        ax.legend(fontsize=7)
+    fig.suptitle("Jacobian-vector norm at initialisation as depth grows", fontsize=11)
+    save(fig, path)
+
+
+def plot_layernorm(cell_path, probe_metrics, path):
+    """Lesson 6's LayerNorm cell: each row normalised on its own, and what touching row 4 does."""
+    rows = read_numbers(cell_path)
+    index = [int(r["row"]) for r in rows]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), gridspec_kw={"width_ratios": [3, 2]})
+    ax = axes[0]
+    width = 0.25
+    for offset, (key, label) in enumerate(
+        [("in", "input"), ("out", "LayerNorm"), ("affine", "γ = 4, β = −1")]
+    ):
+        xs = [i + (offset - 1) * width for i in index]
+        ax.errorbar(
+            xs,
+            [r[f"{key}_mean"] for r in rows],
+            yerr=[r[f"{key}_std"] for r in rows],
+            fmt="o",
+            capsize=3,
+            label=f"{label}",
+        )
+    ax.set_xticks(index, [f"row {i}" for i in index])
+    ax.set(
+        title="Each row's mean (dot) ± its deviation (whisker)", xlabel="position (row of X)", ylabel="value"
+    )
+    ax.legend(fontsize=8)
+    ax = axes[1]
+    shifts = [probe_metrics["layernorm_row0_shift_per_row"], probe_metrics["layernorm_row0_shift_per_column"]]
+    ax.bar(["per row\n(LayerNorm)", "per column\n(batch-style)"], shifts, color=["tab:green", "tab:red"])
+    for i, v in enumerate(shifts):
+        ax.annotate(f"{v:.3f}", (i, v), textcoords="offset points", xytext=(0, 4), ha="center")
+    ax.set(title="Row 4 += 10: how far row 0 moves", ylabel="max |change in row 0|")
+    ax.set_ylim(0, max(shifts) * 1.25)
+    save(fig, path)

@@ -1,0 +1,38 @@
+"""Reading what the stages saved: JSON, CSV and the training logs' TSV. The report reads nothing else."""
+
+import csv
+import json
+from pathlib import Path
+
+from pipeline.infra.errors import DataError
+
+
+def read_json(path):
+    try:
+        return json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise DataError(f"{path} not found: run `dvc repro` to produce it") from None
+    except json.JSONDecodeError as err:
+        raise DataError(f"{path} is not valid JSON (line {err.lineno}): regenerate it") from None
+
+
+def read_rows(path, delimiter=","):
+    """A CSV (or TSV) file as a list of {column: text}."""
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f, delimiter=delimiter))
+
+
+def read_numbers(path):
+    """A CSV file of numbers only, as a list of {column: float}."""
+    return [{k: float(v) for k, v in row.items()} for row in read_rows(path)]
+
+
+def read_tsv_column(path, column):
+    """One column of a DVCLive log (step, value): the steps and that column's values."""
+    rows = read_rows(path, delimiter="\t")
+    return [int(r["step"]) for r in rows], [float(r[column]) for r in rows]
+
+
+def read_losses(log_dir, seeds):
+    """Every seed's logged training loss, step by step."""
+    return [read_tsv_column(Path(log_dir) / f"seed_{s}/plots/metrics/loss.tsv", "loss")[1] for s in seeds]

@@ -1,0 +1,1 @@
+"""One thin entry point per DVC stage: `python -m pipeline.stages.<stage>` reads, calls, writes."""

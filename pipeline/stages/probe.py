@@ -1,0 +1,116 @@
+"""Stage `probe`: lesson 6's claims ("Apilar sin perder lo de abajo") measured with numbers this
+stage regenerates: its NumPy cells, the parameter accounting, gradient and Jacobian probes.
+
+A thin entry point that reads inputs and writes outputs; the work is in pipeline/probes/summary.py.
+"""
+
+import dataclasses
+import shutil
+import time
+
+import numpy as np
+import torch
+
+from pipeline.core.data import TEST_PATH, load_npz
+from pipeline.core.training import MODELS_DIR
+from pipeline.infra import files, runlog
+from pipeline.infra.checkpoint import check_fits, checkpoint_path, load_checkpoint
+from pipeline.infra.errors import stage_entry
+from pipeline.infra.metrics import write as write_metrics
+from pipeline.infra.params import load_params
+from pipeline.infra.tables import csv_text
+from pipeline.probes import accounting, lesson6
+from pipeline.probes import depth as depth_probes
+from pipeline.probes.notes import notes_for
+from pipeline.probes.summary import (
+    FD_STEPS,
+    GRAD_BATCH,
+    HEADLINE,
+    LESSON_N,
+    MAX_PATH_BLOCKS,
+    METRICS_PATH,
+    PAPER_VOCAB,
+    SWEEP_BATCH,
+    TABLES_DIR,
+    finite,
+    grad_metrics,
+    grad_table,
+    layernorm_rows,
+    lesson6_metrics,
+    print_tables,
+    probe_batch,
+    sweep_metrics,
+)
+
+
+@stage_entry
+def main():
+    start = time.perf_counter()
+    params = load_params()
+    p = params.probe
+    torch.set_num_threads(1)  # the same bytes on any machine
+
+    # 1. lesson 6's cells and counts (model-free)
+    ln = lesson6.layernorm_cell()
+    cell = lesson6.residual_cell(N=LESSON_N, extra_layers=max(0, max(p.depths) - LESSON_N))
+    table = lesson6.residual_table(cell, sorted(p.depths))
+    steps = lesson6.step_sweep(cell, max(p.depths), FD_STEPS)
+    path_blocks = sorted({2, *(n for n in p.depths if n <= MAX_PATH_BLOCKS)})
+    paths = lesson6.path_check(np.random.default_rng(p.seed), path_blocks)
+    acct, acct_32 = accounting.parameter_accounting(), accounting.parameter_accounting(32, 128, 4)
+    decoder_block, base = accounting.decoder_block_params(), accounting.model_params(vocab=PAPER_VOCAB)
+
+    # 2. real models: the first seed's checkpoint, and fresh models at initialisation
+    seed = params.train.seeds[0]
+    path = checkpoint_path(MODELS_DIR, seed)
+    model, record = load_checkpoint(path)
+    length = params.data.train_lengths[0]
+    check_fits(model, [length], path)
+    batch = probe_batch(load_npz(TEST_PATH), length, GRAD_BATCH)
+    smoothing = record["train"]["label_smoothing"]
+    trained_norm = model.config.norm
+    runs = {}
+    for norm in ("post", "pre"):
+        init = depth_probes.seeded_model(dataclasses.replace(model.config, norm=norm), seed)
+        runs[f"{norm}_init"] = depth_probes.sublayer_grad_norms(init, batch, smoothing)
+    runs[f"{trained_norm}_trained"] = depth_probes.sublayer_grad_norms(model, batch, smoothing)
+    grads = grad_table(runs)
+    sweep = depth_probes.depth_sweep(
+        model.config, sorted(p.sweep_layers), batch.src[:SWEEP_BATCH], batch.tgt_in[:SWEEP_BATCH], p.seed
+    )
+
+    # 3. metrics, notes and plot tables
+    metrics = lesson6_metrics(ln, table, steps, paths, acct, decoder_block, base, acct_32)
+    metrics.update(grad_metrics(grads, runs))
+    metrics.update(sweep_metrics(sweep))
+    metrics["layernorm_eps_model"] = model.encoder[0].sub[0].ln.eps
+    metrics["grad_trained_is_post"] = trained_norm == "post"
+    metrics["grad_other_norm_trained"] = False
+    notes = notes_for(metrics, acct, base, table, steps, record, seed, trained_norm, length)
+    staging = files.staging_dir(TABLES_DIR)
+    tables = {
+        "layernorm_cell.csv": layernorm_rows(ln),
+        "residual_table.csv": table,
+        "fd_steps.csv": steps,
+        "paths.csv": paths,
+        "grad_norms.csv": grads,
+        "jacobian_sweep.csv": sweep,
+    }
+    try:
+        for name, rows in tables.items():
+            files.write_text(staging / name, csv_text(rows, float_format="%.12g"))
+        files.write_json(staging / "notes.json", notes)
+        files.write_json(staging / "summary.json", finite(metrics))
+        files.replace_dir(staging, TABLES_DIR)
+    finally:
+        if staging.exists():  # only when something failed before the move
+            shutil.rmtree(staging)
+    write_metrics(METRICS_PATH, finite(metrics), HEADLINE, detail=False)  # the detail: summary.json
+
+    print_tables(ln, table, steps, paths, acct, base, grads, sweep)
+    print("\n" + "\n\n".join(f"{k}: {v}" for k, v in notes.items()))
+    runlog.record_run("probe", time.perf_counter() - start)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The length-generalisation study: its data sets, variants, diagnosis and summary."""

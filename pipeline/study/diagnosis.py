@@ -1,0 +1,203 @@
+"""The study's measurements: a model's exact-sequence accuracy at every length, and the
+diagnosis of how it sorts one set of equal-length sources: which outputs fail and how (by output
+position, digit, repeats, the lesson's "starts with 0 / ends with 9" habits), how far through the
+sorted input each decoding step moves, and where its cross-attention looks; and the mean of such
+numbers over seeds."""
+
+import math
+import statistics
+
+import numpy as np
+import torch
+
+from pipeline.core.batching import make_batch
+from pipeline.core.decoding import greedy_cached, teacher_forced
+from pipeline.core.tokens import BOS, DIGITS
+from pipeline.study.sets import longest_input
+
+# What the diagnosis keeps of each trained variant (the pipeline's checkpoints keep everything).
+VARIANT_DIAGNOSIS = (
+    "seq_acc",
+    "rank_speed",
+    "attention_speed",
+    "attention_on_written_digit",
+    "emitted_rank",
+    "correct_rank",
+    "attention_by_rank",
+    "first_error",
+)
+FIRST_ERRORS = ("too_few_copies", "extra_copy", "skipped_digit", "other")
+
+
+def first_errors(pred, target):
+    """Each wrong output's first mistake, as shares of all outputs: it moved on from a digit before
+    writing all its copies (too_few_copies), wrote one copy too many (extra_copy), jumped past a
+    digit that was due (skipped_digit), or anything else (other)."""
+    rows = np.flatnonzero((pred != target).any(1))
+    counts = dict.fromkeys(FIRST_ERRORS, 0)
+    for i in rows:
+        j = int(np.argmax(pred[i] != target[i]))
+        wrote, due, before = pred[i, j], target[i, j], pred[i, j - 1] if j else -1
+        if due == before and wrote > due:
+            counts["too_few_copies"] += 1
+        elif wrote == before and due > wrote:
+            counts["extra_copy"] += 1
+        elif wrote > due:
+            counts["skipped_digit"] += 1
+        else:
+            counts["other"] += 1
+    return {k: v / len(pred) for k, v in counts.items()}
+
+
+@torch.no_grad()
+def accuracy_by_length(model, tests, batch_size, device):
+    """Greedy (key/value-cached) exact-sequence and digit accuracy at every length the model reads."""
+    out = {}
+    for n, source in tests.items():
+        if n > longest_input(model.config):
+            continue
+        correct = []
+        for start in range(0, len(source), batch_size):
+            rows = np.asarray(source[start : start + batch_size])
+            src = torch.as_tensor(rows, dtype=torch.long, device=device)
+            target = torch.as_tensor(np.sort(rows, axis=1), dtype=torch.long, device=device)
+            correct.append((greedy_cached(model, src) == target).cpu())
+        correct = torch.cat(correct)
+        out[f"length_{n}_seq_acc"] = correct.all(1).float().mean().item()
+        out[f"length_{n}_digit_acc"] = correct.float().mean().item()
+    return out
+
+
+def midpoint_rank(source, digits):
+    """Where each digit falls in its row's sorted source: (#smaller + #smaller-or-equal) / 2."""
+    less = (source[:, None, :] < digits[:, :, None]).sum(2)
+    less_equal = (source[:, None, :] <= digits[:, :, None]).sum(2)
+    return (less + less_equal) / 2  # (B, T)
+
+
+def slope(values):
+    """Least-squares slope of values against their index."""
+    x = np.arange(len(values))
+    return float(np.polyfit(x, values, 1)[0])
+
+
+def fit_steps(n):
+    """The steps over which to measure how fast outputs move through the sorted input: the first 60 %
+    (later steps of long inputs pile up on the largest digit), at least two."""
+    return max(2, math.ceil(0.6 * n))
+
+
+@torch.no_grad()
+def cross_attention(model, source, output):
+    """Last decoder layer's cross-attention (mean over heads) while it reads the model's own outputs,
+    over the input positions only: (B, T_dec, T_enc)."""
+    src = torch.as_tensor(source, dtype=torch.long)
+    tgt_in = torch.cat(
+        [torch.full_like(src[:, :1], BOS), torch.as_tensor(output[:, :-1], dtype=torch.long)], 1
+    )
+    trace = []
+    model.decode(tgt_in, model.encode(src), trace=trace)
+    weights = trace[-1].cross_attention.mean(1).numpy()  # (B, T_dec, T_mem)
+    return weights[:, :, weights.shape[2] - source.shape[1] :]  # without the BOS row of positions bos
+
+
+def attention_by_rank(weights, source):
+    """Cross-attention (B, T_dec, T_enc) with the input positions reordered by their rank in the
+    sorted input (ties in input order), mean over rows: (T_dec, T_enc)."""
+    order = np.argsort(source, axis=1, kind="stable")  # input position of rank 0, 1, ...
+    return np.take_along_axis(weights, order[:, None, :], axis=2).mean(0)
+
+
+@torch.no_grad()
+def diagnose(model, source, batch_size=1000):
+    """Numbers on how one model sorts one set of equal-length sources."""
+    n = source.shape[1]
+    src = torch.as_tensor(source, dtype=torch.long)
+    target = np.sort(source, axis=1)
+    pred = torch.cat([greedy_cached(model, src[i : i + batch_size]) for i in range(0, len(src), batch_size)])
+    pred = pred.numpy()
+    batch = make_batch(source, target, np.full(len(source), n))
+    forced = teacher_forced(model, batch.src, batch.tgt_in).numpy()
+    right = pred == target
+    wrong_rows = ~right.all(1)
+    counts_in = np.stack([(source == d).sum(1) for d in range(DIGITS)], 1)
+    counts_out = np.stack([(pred == d).sum(1) for d in range(DIGITS)], 1)
+    no0, no9 = counts_in[:, 0] == 0, counts_in[:, DIGITS - 1] == 0
+    repeats = counts_in.max(1)
+    emitted, correct = midpoint_rank(source, pred).mean(0), midpoint_rank(source, target).mean(0)
+    weights = cross_attention(model, source[:200], pred[:200])  # (200, n, n)
+    attention = attention_by_rank(weights, source[:200])
+    on_written = (weights * (source[:200, None, :] == pred[:200, :, None])).sum(2)  # (200, n)
+    attended = attention.argmax(1)  # the rank each step's cross-attention peaks at
+    fit = fit_steps(n)
+    correct_slope = slope(correct[:fit])
+    first_error = right.argmin(1)[wrong_rows]
+    return {
+        "seq_acc": float(right.all(1).mean()),
+        "digit_acc": float(right.mean()),
+        "tf_seq_acc": float((forced == target).all(1).mean()),
+        "sorted": float((np.diff(pred, axis=1) >= 0).all(1).mean()),
+        "same_digits": float((counts_in == counts_out).all(1).mean()),
+        "missing_digit": float(((counts_out == 0) & (counts_in > 0)).any(1).mean()),
+        "extra_digit": float(((counts_out > 0) & (counts_in == 0)).any(1).mean()),
+        "too_few_copies": float((counts_out < counts_in).any(1).mean()),
+        "first_error_mean": float(first_error.mean()) if len(first_error) else None,
+        "first_error": first_errors(pred, target),
+        "starts_with_0_given_no_0": float((pred[no0, 0] == 0).mean()) if no0.any() else None,
+        "ends_with_9_given_no_9": float((pred[no9, -1] == DIGITS - 1).mean()) if no9.any() else None,
+        "inputs_without_0": int(no0.sum()),
+        "inputs_without_9": int(no9.sum()),
+        "rank_speed": slope(emitted[:fit]) / correct_slope,  # 1: one place of the sorted input a step
+        "attention_speed": slope(attended[:fit]) / correct_slope,
+        "attention_on_written_digit": float(on_written.mean()),  # cross-attention on the digit written
+        "acc_by_position": right.mean(0).tolist(),
+        "acc_by_digit": [
+            float(right[target == d].mean()) if (target == d).any() else None for d in range(DIGITS)
+        ],
+        "seq_acc_by_repeats": {
+            label: float(right.all(1)[mask].mean())
+            for label, mask in [
+                ("1", repeats == 1),
+                ("2", repeats == 2),
+                ("3", repeats == 3),
+                ("4+", repeats >= 4),
+            ]
+            if mask.any()
+        },
+        "emitted_rank": emitted.tolist(),
+        "correct_rank": correct.tolist(),
+        "attended_rank": attended.astype(float).tolist(),
+        "attention_by_rank": attention.tolist(),
+    }
+
+
+def _mean(values):
+    """Mean and sample std of the defined values (None where a seed had nothing to measure)."""
+    values = [v for v in values if v is not None and not math.isnan(v)]
+    if not values:
+        return None, None
+    return statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0
+
+
+def mean_over_seeds(runs):
+    """Scalars: mean, std and each seed's value; lists and dicts: element-wise means."""
+    first = next(iter(runs.values()))
+    out = {}
+    for key, value in first.items():
+        values = [r[key] for r in runs.values()]
+        if isinstance(value, list) and value and isinstance(value[0], list):  # a map
+            out[key] = np.mean(np.array(values), axis=0).tolist()
+        elif isinstance(value, list):
+            columns = zip(*values, strict=True)
+            out[key] = [_mean(column)[0] for column in columns]
+        elif isinstance(value, dict):
+            out[key] = {k: _mean(r[key].get(k) for r in runs.values())[0] for k in value}
+        else:
+            out[key], out[f"{key}_std"] = _mean(values)
+            out.update({f"{key}_seed{s}": r[key] for s, r in runs.items()})
+    return out
+
+
+def run_diagnosis(models, tests, lengths):
+    """The diagnosis of every checkpoint in `models` ({seed: model}) at each length, seeds averaged."""
+    return {str(n): mean_over_seeds({s: diagnose(m, tests[n]) for s, m in models.items()}) for n in lengths}

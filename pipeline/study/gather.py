@@ -1,0 +1,264 @@
+"""The length-generalisation study gathered ("sort any length"): why the lesson's model fails
+away from the length it was trained on, and which positional scheme and training lengths make a
+model that does not.
+
+Each variant of `study.variants` is trained and tested by its own stage (`variant@<name>`,
+pipeline.study.variant): a positional scheme (model.positions) trained on the lesson's length
+(`<positions>_fixed`: data.train_lengths) or on mixed lengths (`<positions>_mixed`:
+study.train_lengths). This stage tests the pipeline's own checkpoints (models/, the row `pipeline`)
+on the same test sets (pipeline.study_sets), diagnoses them at `study.diagnosis_lengths`
+(pipeline.study_diagnosis), and gathers every variant into one table, the bar's verdict and the
+files the report draws.
+"""
+
+import json
+import shutil
+import statistics
+import time
+from pathlib import Path
+
+import torch
+
+from pipeline.core.data import TRAIN_PATH, load_npz, row_keys
+from pipeline.core.tokens import DIGITS
+from pipeline.core.training import MODELS_DIR, resolve_device
+from pipeline.infra import files
+from pipeline.infra.checkpoint import checkpoint_path, load_checkpoint
+from pipeline.infra.errors import PipelineError
+from pipeline.infra.params import Params
+from pipeline.infra.pool import run_jobs
+from pipeline.infra.stats import across_seeds
+from pipeline.infra.tables import csv_text
+from pipeline.study.diagnosis import accuracy_by_length, diagnose, mean_over_seeds
+from pipeline.study.ranking import best_variant
+from pipeline.study.sets import longest_input, study_test_sets
+from pipeline.study.text import diagnosis_text
+from pipeline.study.variant import variant_params, variant_path
+
+METRICS_PATH = "metrics/study.json"
+OUT_DIR = Path("metrics/study")
+BAR, BAR_LENGTHS = 0.99, range(1, 21)  # the length study's bar: >= 99 % exact sequences at every length 1-20
+
+
+def test_checkpoint(seed, tests, batch_size, device, diagnosis_lengths):
+    """Worker: one of the pipeline's checkpoints, tested at every length and diagnosed."""
+    torch.set_num_threads(1)
+    model = load_checkpoint(checkpoint_path(MODELS_DIR, seed), device)[0]
+    accuracy = accuracy_by_length(model, tests, batch_size, device)
+    model.cpu()
+    readable = [n for n in diagnosis_lengths if n <= longest_input(model.config)]
+    return accuracy, {str(n): diagnose(model, tests[n]) for n in readable}
+
+
+def load_variant(params: Params, variant):
+    """A variant's record as its stage wrote it, checked against what the parameters now ask for."""
+    path = variant_path(variant)
+    try:
+        record = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise PipelineError(f"{path} is missing: run `dvc repro variant@{variant}`") from None
+    recipe = variant_params(params, variant)
+    expected = {
+        "positions": recipe.model.positions,
+        "attention": recipe.model.attention,
+        "train_lengths": list(recipe.data.train_lengths),
+        "steps": recipe.train.steps,
+        "seeds": list(recipe.train.seeds),
+    }
+    stale = [k for k, v in expected.items() if record.get(k) != v]
+    if stale:
+        raise PipelineError(
+            f"{path} is stale ({', '.join(f'{k} {record.get(k)} != {expected[k]}' for k in stale)}): "
+            f"run `dvc repro variant@{variant}`"
+        )
+    return record
+
+
+def summarise(per_seed, lengths):
+    """Flat metrics of one variant from {seed: results}: each length's mean, std and seed values, the
+    worst length of 1-20 and whether it clears the bar, and the mean beyond 20."""
+    first = next(iter(per_seed.values()))
+    keys = [k for n in lengths for k in (f"length_{n}_seq_acc", f"length_{n}_digit_acc") if k in first]
+    out = across_seeds(per_seed, keys)
+    tested = [n for n in lengths if f"length_{n}_seq_acc" in out]
+    worst = min((n for n in tested if n in BAR_LENGTHS), key=lambda n: out[f"length_{n}_seq_acc"])
+    out["min_seq_acc_1_20"] = out[f"length_{worst}_seq_acc"]
+    out["worst_length_1_20"] = worst
+    out["meets_bar"] = set(BAR_LENGTHS) <= set(tested) and out["min_seq_acc_1_20"] >= BAR
+    reach = 0  # the longest L with every length 1..L at the bar
+    while reach + 1 in tested and out[f"length_{reach + 1}_seq_acc"] >= BAR:
+        reach += 1
+    out["bar_up_to_length"] = reach
+    beyond = [n for n in tested if n > BAR_LENGTHS.stop - 1]
+    if beyond:
+        out[f"mean_seq_acc_21_{max(beyond)}"] = statistics.fmean(out[f"length_{n}_seq_acc"] for n in beyond)
+    return out
+
+
+# ------------------------------------------------------------------------------------- outputs
+
+
+def length_table(summaries, lengths):
+    """Wide CSV: per length, each variant's mean, std, min and max over seeds (blank where untested)."""
+    rows = []
+    for n in lengths:
+        row, key = {"length": n}, f"length_{n}_seq_acc"
+        for v, m in summaries.items():
+            seeds = [value for k, value in m.items() if k.startswith(f"{key}_seed")]
+            tested = key in m
+            row[v] = m[key] if tested else None
+            row[f"{v}_std"] = m[key + "_std"] if tested else None
+            row[f"{v}_min"] = min(seeds) if tested else None
+            row[f"{v}_max"] = max(seeds) if tested else None
+        rows.append(row)
+    return csv_text(rows, float_format="%.6f")
+
+
+def variant_table(summary, lengths):
+    """One variant's CSV for `dvc plots` (one plot per variant, comparable across experiments)."""
+    rows = [
+        {
+            "length": n,
+            "seq_acc": summary[f"length_{n}_seq_acc"],
+            "seq_acc_std": summary[f"length_{n}_seq_acc_std"],
+            "digit_acc": summary[f"length_{n}_digit_acc"],
+        }
+        for n in lengths
+        if f"length_{n}_seq_acc" in summary
+    ]
+    return csv_text(rows, ["length", "seq_acc", "seq_acc_std", "digit_acc"], float_format="%.6f")
+
+
+def seed_table(per_seed):
+    rows = [
+        (variant, seed, key.split("_")[1], value, result[f"length_{key.split('_')[1]}_digit_acc"])
+        for (variant, seed), result in per_seed.items()
+        for key, value in result.items()
+        if key.endswith("_seq_acc")
+    ]
+    return csv_text(rows, ["variant", "seed", "length", "seq_acc", "digit_acc"], float_format="%.6f")
+
+
+def rank_table(diagnosis):
+    columns = ["emitted_rank", "correct_rank", "attended_rank", "acc_by_position"]
+    rows = [(n, t, *(d[c][t] for c in columns)) for n, d in diagnosis.items() for t in range(int(n))]
+    return csv_text(rows, ["length", "step", *columns], float_format="%.4f")
+
+
+def run_study(params: Params, workers=None):
+    """Every variant's metrics and the diagnosis; returns (metrics, outputs by file name)."""
+    s, device = params.study, resolve_device(params.train.device)
+    lengths = list(range(1, s.max_length + 1))
+    tests, overlap = study_test_sets(params)
+    records = {v: load_variant(params, v) for v in s.variants}
+
+    # What the train stage recorded in the checkpoints: their configuration, lengths and steps.
+    pipeline_model, record = load_checkpoint(checkpoint_path(MODELS_DIR, params.train.seeds[0]))
+    pipeline_lengths = record.get("train_lengths", list(params.data.train_lengths))  # older checkpoints
+    pipeline_train = load_npz(TRAIN_PATH, ["source", "lengths"])
+    pipeline_keys = set(row_keys(pipeline_train["source"], pipeline_train["lengths"]))
+    pipeline_overlap = sum(
+        k in pipeline_keys for n, src in tests.items() for k in row_keys(src, [n] * len(src))
+    )
+    jobs = [
+        (seed, tests, params.evaluate.batch_size, device, s.diagnosis_lengths) for seed in params.train.seeds
+    ]
+    start = time.perf_counter()
+    checked = dict(zip(params.train.seeds, run_jobs(test_checkpoint, jobs, workers), strict=True))
+    print(f"study: tested and diagnosed models/ in {time.perf_counter() - start:.0f} s", flush=True)
+    diagnosed = {seed: d for seed, (_, d) in checked.items()}
+    read = diagnosed[params.train.seeds[0]]  # the lengths diagnosed
+    diagnosis = {n: mean_over_seeds({seed: d[n] for seed, d in diagnosed.items()}) for n in read}
+
+    per_seed = {("pipeline", seed): accuracy for seed, (accuracy, _) in checked.items()}
+    for v, rec in records.items():
+        per_seed |= {(v, int(seed)): accuracy for seed, accuracy in rec["accuracy"].items()}
+    variants = ["pipeline", *s.variants]
+    metrics, summaries = {}, {}
+    for v in variants:
+        summary = summarise({seed: r for (name, seed), r in per_seed.items() if name == v}, lengths)
+        summaries[v] = summary
+        metrics.update({f"{v}_{k}": val for k, val in summary.items()})
+    metrics["bar_met"] = any(summaries[v]["meets_bar"] for v in s.variants)
+    metrics["test_overlap_total"] = int(sum(overlap.values()))
+    metrics["pipeline_test_overlap_total"] = int(pipeline_overlap)
+    meta = {
+        "variants": {
+            "pipeline": {
+                "positions": pipeline_model.config.positions,
+                "attention": pipeline_model.config.attention,
+                "train_lengths": list(pipeline_lengths),
+                "steps": record["steps"],
+                "seeds": list(params.train.seeds),
+                "source": "models/ (the pipeline's train stage)",
+            },
+            **{
+                v: {k: rec[k] for k in ("positions", "attention", "train_lengths", "steps", "seeds")}
+                | {"source": f"{variant_path(v)} (stage variant@{v})"}
+                for v, rec in records.items()
+            },
+        },
+        "test_sets": {
+            str(n): {
+                "size": len(tests[n]),
+                "every_sequence": DIGITS**n <= s.test_size,
+                "in_training": overlap[n],
+            }
+            for n in lengths
+        },
+        "bar": {
+            "accuracy": BAR,
+            "lengths": [BAR_LENGTHS.start, BAR_LENGTHS.stop - 1],
+            "met_by": [v for v in s.variants if summaries[v]["meets_bar"]],
+        },
+    }
+    diagnosis_json = {
+        "models": f"{MODELS_DIR}/seed_*.pt",
+        "seeds": list(params.train.seeds),
+        "trained_lengths": list(pipeline_lengths),
+        "test_sequences": {str(n): len(tests[n]) for n in s.diagnosis_lengths},
+        "lengths": diagnosis,
+        "variants": {
+            v: {n: mean_over_seeds({seed: runs[seed][n] for seed in runs}) for n in next(iter(runs.values()))}
+            for v, runs in ((v, rec["diagnosis"]) for v, rec in records.items())
+        },
+    }
+    outputs = {
+        "length_accuracy.csv": length_table(summaries, lengths),
+        **{f"lengths/{v}.csv": variant_table(summaries[v], lengths) for v in variants},
+        "per_seed.csv": seed_table(per_seed),
+        "meta.json": meta,
+        "diagnosis.json": diagnosis_json,
+        "rank_by_step.csv": rank_table(diagnosis),
+        "diagnosis.md": diagnosis_text(diagnosis_json),
+    }
+    return metrics, outputs
+
+
+def headline(metrics, variants):
+    """What `dvc exp show` compares: the best variant, how far it reaches, the bar, the lesson's model."""
+    best = best_variant(metrics, variants)
+    return {
+        "best_variant": best,
+        "best_min_seq_acc_1_20": metrics[f"{best}_min_seq_acc_1_20"],
+        "best_bar_up_to_length": metrics[f"{best}_bar_up_to_length"],
+        "bar_met": metrics["bar_met"],
+        "pipeline_min_seq_acc_1_20": metrics["pipeline_min_seq_acc_1_20"],
+    }
+
+
+def write_outputs(metrics, outputs, variants):
+    """All outputs at once: the directory (every number in summary.json) is written aside and moved
+    into place, then the headline."""
+    staging = files.staging_dir(OUT_DIR)
+    outputs = {**outputs, "summary.json": metrics}
+    try:
+        for name, content in outputs.items():
+            if isinstance(content, str):
+                files.write_text(staging / name, content)
+            else:
+                files.write_json(staging / name, content)
+        files.replace_dir(staging, OUT_DIR)
+        files.write_json(METRICS_PATH, headline(metrics, variants))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

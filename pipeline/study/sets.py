@@ -1,0 +1,69 @@
+"""The study's sequences: each variant's training set, and the test sets that every model of
+the study, the pipeline's checkpoints included, is tested on.
+
+The test sets are a function of the study's own parameters only (not of the data stage), so that a
+variant's results, cached by DVC, stay valid when the lesson's data or recipe change.
+"""
+
+import numpy as np
+
+from pipeline.core.data import draw_test_set, random_sources, row_keys, sorted_targets
+from pipeline.core.tokens import DIGITS
+from pipeline.infra.params import Params
+
+
+def every_sequence(length):
+    """All DIGITS**length sources of one length, in counting order: (10**n, n) int8."""
+    codes = np.arange(DIGITS**length)
+    powers = DIGITS ** np.arange(length - 1, -1, -1)
+    return (codes[:, None] // powers % DIGITS).astype(np.int8)
+
+
+def training_set(lengths, size, seed):
+    """A variant's training sequences: `size` rows over `lengths` in equal shares (pipeline.core.data)."""
+    rng = np.random.default_rng([seed, 0, *sorted(lengths)])
+    source, row_lengths = random_sources(rng, size, lengths)
+    return {"source": source, "lengths": row_lengths, "target": sorted_targets(source, row_lengths)}
+
+
+def training_keys(data):
+    return set(row_keys(data["source"], data["lengths"]))
+
+
+def make_test_sets(lengths, size, seed, train_keys):
+    """Per length: its sources, and how many of them also occur in training (only where every
+    sequence of that length is tested, or the space is nearly exhausted)."""
+    sets, overlap = {}, {}
+    for n in lengths:
+        if DIGITS**n <= size:
+            source = every_sequence(n)
+            overlap[n] = sum(k in train_keys for k in row_keys(source, np.full(len(source), n)))
+        else:
+            source, _, overlap[n] = draw_test_set(np.random.default_rng([seed, 1, n]), size, n, train_keys)
+        sets[n] = source
+    return sets, overlap
+
+
+def tested_lengths(params: Params):
+    """Every length the study tests (1..study.max_length) and the diagnosis lengths."""
+    s = params.study
+    return sorted({*range(1, s.max_length + 1), *s.diagnosis_lengths})
+
+
+def study_test_sets(params: Params):
+    """The study's test sets ({length: sources}) and their overlap with training ({length: count}).
+
+    They leave out every training sequence of both kinds of variant (fixed and mixed lengths), run or
+    not, so that every choice of study.variants is tested on the same sequences.
+    """
+    s = params.study
+    size = s.train.steps * s.train.batch_size
+    train_keys = set()
+    for lengths in (s.fixed_lengths, s.train_lengths):
+        train_keys |= training_keys(training_set(lengths, size, s.seed))
+    return make_test_sets(tested_lengths(params), s.test_size, s.seed, train_keys)
+
+
+def longest_input(config):
+    """The longest source a model reads: max_len, one less with positions bos (BOS opens it)."""
+    return config.max_len - (config.positions == "bos")

@@ -1,0 +1,1 @@
+"""Tools run by hand: the speed benchmark, the pin's cost, sorting with a model, the CI verdict."""

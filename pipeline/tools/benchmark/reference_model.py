@@ -1,0 +1,57 @@
+"""torch.nn.Transformer at our model's exact shape: what the training step is measured against."""
+
+import math
+
+from torch import nn
+
+from pipeline.core.tokens import VOCAB
+from pipeline.infra.params import ModelParams
+from pipeline.model.positions import sinusoidal_positions
+from pipeline.model.transformer import additive_mask, causal_mask
+
+
+class ReferenceTransformer(nn.Module):
+    """torch.nn.Transformer with the same embeddings x sqrt(d_model), the same sinusoidal table, the
+    output tied to the embedding, post-norm, ReLU, and no final LayerNorm (ours has none in
+    post-norm), so both count the same parameters.
+
+    `stock=False` (the comparison of record) drops out where ours does, on each sublayer's output
+    and on the embeddings; `stock=True` keeps nn.Transformer's own extra dropout on the attention
+    weights and inside the FFN, as nn.Transformer(dropout=0.1) comes.
+    """
+
+    def __init__(self, config: ModelParams, stock=False, vocab=VOCAB):
+        super().__init__()
+        c = self.config = config
+        self.embedding = nn.Embedding(vocab, c.d_model)
+        self.register_buffer("pe", sinusoidal_positions(c.max_len, c.d_model), persistent=False)
+        args = {"dim_feedforward": c.d_ff, "dropout": c.dropout, "batch_first": True}
+        encoder = nn.TransformerEncoder(
+            nn.TransformerEncoderLayer(c.d_model, c.heads, **args), c.layers, enable_nested_tensor=False
+        )
+        decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(c.d_model, c.heads, **args), c.layers)
+        self.core = nn.Transformer(c.d_model, c.heads, custom_encoder=encoder, custom_decoder=decoder, **args)
+        if not stock:
+            for module in self.core.modules():
+                if isinstance(module, nn.MultiheadAttention):
+                    module.dropout = 0.0  # no dropout on the attention weights
+                if isinstance(module, nn.TransformerEncoderLayer | nn.TransformerDecoderLayer):
+                    module.dropout.p = 0.0  # no dropout between the FFN's two linears
+        self.drop = nn.Dropout(c.dropout)
+        self.register_buffer("causal", additive_mask(causal_mask(c.max_len)), persistent=False)
+
+    def embed(self, tokens):
+        return self.drop(self.embedding(tokens) * math.sqrt(self.config.d_model) + self.pe[: tokens.shape[1]])
+
+    def forward(self, src, tgt_in, src_mask=None):
+        T = tgt_in.shape[1]
+        padding = None if src_mask is None else src_mask[:, 0, 0]  # (B, T_enc), True at padding
+        h = self.core(
+            self.embed(src),
+            self.embed(tgt_in),
+            tgt_mask=self.causal[:T, :T],
+            tgt_is_causal=True,
+            src_key_padding_mask=padding,
+            memory_key_padding_mask=padding,
+        )
+        return h @ self.embedding.weight.T  # (B, T, vocab)

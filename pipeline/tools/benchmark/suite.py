@@ -1,0 +1,45 @@
+"""Every measure, in one run, and whether each target is met."""
+
+import torch
+
+from pipeline.infra.params import Params
+from pipeline.tools.benchmark import cached_decoding, flops, machine, seeds, throughput, train_step
+
+TARGETS = {"train_step_speedup": 1.5, "three_seeds_ratio": 2.0, "cached_speedup_64": 3.0}
+
+
+def targets_met(m):
+    return {
+        "target_train_step_speedup_met": m["train_step_speedup"] >= TARGETS["train_step_speedup"],
+        "target_train_step_speedup_vs_stock_dropout_met": (
+            m["train_step_speedup_vs_stock_dropout"] >= TARGETS["train_step_speedup"]
+        ),
+        "target_seeds_ratio_met": m["seeds_ratio"] <= TARGETS["three_seeds_ratio"],
+        "target_cached_speedup_64_met": m["decode_speedup_len64"] >= TARGETS["cached_speedup_64"],
+    }
+
+
+def run(quick=False):
+    """Every measure; returns (flat metrics, {table name: DataFrame}). `quick`: a smoke run of few
+    steps, rounds and rows, whose numbers mean little."""
+    torch.set_num_threads(1)  # as the train and evaluate stages run
+    load_before = machine.check_load_at_start()
+    params = Params()
+    m, tables = {}, {}
+    # 1. the training step, ours against nn.Transformer of the same shape
+    step_metrics, tables["train_step"] = train_step.measure(params, quick)
+    m.update(step_metrics)
+    # 2. FLOPs of one step against the matmul peak
+    m.update(flops.measure(params, quick, step_seconds=m["train_step_ms_ours"] / 1e3))
+    # 3. greedy decoding with and without the cache
+    decode_metrics, tables["decoding"] = cached_decoding.measure(quick)
+    m.update(decode_metrics)
+    # 4. evaluation throughput
+    throughput_metrics, tables["throughput"] = throughput.measure(params, quick)
+    m.update(throughput_metrics)
+    # 5. three seeds at once against one
+    seed_metrics, tables["seeds"] = seeds.measure(params, quick)
+    m.update(seed_metrics)
+    m.update(targets_met(m))
+    m.update(machine.describe(load_before, quick))
+    return m, tables

@@ -1,0 +1,54 @@
+"""Use a trained model: `python -m pipeline.tools.sort 3 1 4 1 5` prints its output and whether it sorted.
+
+Digits may be given separately (3 1 4) or joined (314). `--checkpoint models/seed_1.pt` picks
+another model; the default is the first training seed's.
+"""
+
+import argparse
+
+import torch
+
+from pipeline.core.decoding import greedy
+from pipeline.core.tokens import DIGITS
+from pipeline.infra.checkpoint import load_checkpoint
+from pipeline.infra.errors import PipelineError, stage_entry
+
+
+def parse_digits(words, max_len):
+    """The digits to sort, or a one-line error naming what is wrong."""
+    text = "".join(words).replace(",", "")
+    if not text:
+        raise PipelineError("give the digits to sort, e.g. `python -m pipeline.tools.sort 3 1 4 1 5`")
+    bad = sorted({ch for ch in text if not ch.isdigit() or int(ch) >= DIGITS})
+    if bad:
+        raise PipelineError(f"only the digits 0-9 can be sorted; got {' '.join(repr(c) for c in bad)}")
+    if len(text) > max_len:
+        raise PipelineError(f"{len(text)} digits is more than this model's max_len = {max_len}")
+    return [int(ch) for ch in text]
+
+
+@stage_entry
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("digits", nargs="*", help="digits to sort: 3 1 4 1 5 or 31415")
+    parser.add_argument(
+        "--checkpoint", default=None, help="a checkpoint (default: models/seed_<first seed>.pt)"
+    )
+    args = parser.parse_args(argv)
+    path = args.checkpoint
+    if path is None:
+        from pipeline.infra.params import load_params
+
+        path = f"models/seed_{load_params().train.seeds[0]}.pt"
+    model, record = load_checkpoint(path)
+    digits = parse_digits(args.digits, model.config.max_len)
+    output = greedy(model, torch.tensor([digits]))[0].tolist()
+    expected = sorted(digits)
+    verdict = "sorted correctly" if output == expected else f"WRONG, expected {' '.join(map(str, expected))}"
+    lengths = record.get("train_lengths", "?")
+    print(f"input : {' '.join(map(str, digits))}")
+    print(f"output: {' '.join(map(str, output))}  ({verdict}; {path}, trained on lengths {lengths})")
+
+
+if __name__ == "__main__":
+    main()

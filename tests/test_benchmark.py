@@ -1,0 +1,102 @@
+"""The speed benchmark: its reference model has our shape and trains in our loop, its timings take
+turns and report their spread, it says when the machine is busy, and its files are what the figure
+reads."""
+
+import json
+from functools import partial
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from pipeline.core.data import make_datasets
+from pipeline.core.training import train_model
+from pipeline.model.transformer import Transformer, count_parameters
+from pipeline.report.benchmark_figure import load_benchmark, plot_benchmark
+from pipeline.tools.benchmark import machine, train_step
+from pipeline.tools.benchmark.output import write_results
+from pipeline.tools.benchmark.reference_model import ReferenceTransformer
+from pipeline.tools.benchmark.timing import interleaved, round_robin, spread
+from tests.conftest import tiny_params
+
+
+@pytest.mark.parametrize("stock", [False, True])
+def test_the_reference_has_our_shape_and_trains_in_our_loop(stock):
+    params = tiny_params(model={"layers": 2, "dropout": 0.1}, train={"steps": 3})
+    reference = partial(ReferenceTransformer, stock=stock)
+    assert count_parameters(reference(params.model)) == count_parameters(Transformer(params.model))
+    model, losses = train_model(
+        params, 0, make_datasets(params.data)[0], build_model=reference, flat_adam=False
+    )
+    assert isinstance(model, ReferenceTransformer) and len(losses) == 3 and all(np.isfinite(losses))
+
+
+def test_every_implementation_is_timed_in_turn_with_the_warmup_dropped():
+    params = tiny_params(model={"layers": 1}, train={"steps": 5})
+    times = train_step.time_steps(params, steps=4, rounds=2, warmup=1)
+    assert list(times) == list(train_step.IMPLEMENTATIONS)
+    assert all(len(values) == 2 * (4 - 1 - 1) for values in times.values())  # 3 gaps per block, 1 dropped
+
+
+def test_rounds_take_turns_and_alternate_the_order():
+    assert list(round_robin("abc", 3)) == list("abccbaabc")
+    calls = []
+    seconds, results = interleaved(
+        {"a": lambda: calls.append("a") or 1, "b": lambda: calls.append("b") or 2}, 2
+    )
+    assert calls == list("ab" + "ab" + "ba")  # one warm-up call each, then the rounds
+    assert results == {"a": 1, "b": 2} and [len(v) for v in seconds.values()] == [2, 2]
+
+
+def test_spread_is_the_quartiles_within_the_values_measured():
+    assert spread([5.0]) == (5.0, 5.0, 5.0)
+    assert spread([1.0, 2.0, 3.0, 4.0, 5.0]) == (2.0, 3.0, 4.0)
+    q1, median, q3 = spread([1.0, 3.0])
+    assert 1.0 <= q1 <= median == 2.0 <= q3 <= 3.0
+
+
+def test_a_busy_machine_is_named_and_recorded(monkeypatch, capsys):
+    monkeypatch.setattr(machine.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(machine.os, "getloadavg", lambda: (0.8, 0.5, 0.4))
+    assert machine.check_load_at_start() == 0.8
+    assert "busy machine" not in capsys.readouterr().err
+    monkeypatch.setattr(machine.os, "getloadavg", lambda: (1.5, 0.5, 0.4))
+    assert machine.check_load_at_start() == 1.5
+    assert "busy machine: timings are not comparable" in capsys.readouterr().err
+    described = machine.describe(1.5, quick=True)
+    assert described["busy_machine"] and described["load_average_per_core_before"] == 0.75
+    assert described["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
+
+
+def test_the_figure_reads_the_files_the_benchmark_writes(tmp_path):
+    metrics = {
+        "train_step_speedup": 1.4, "decode_rows": 100, "decode_growth_exponent_uncached": 1.7,
+        "decode_growth_exponent_cached": 1.1, "seeds_steps": 200, "cpu": "cpu", "cpu_count": 2,
+        "torch": torch.__version__, "threads": 1, "load_average_before": 0.5, "load_average_after": 1.0,
+    }  # fmt: skip
+    tables = {
+        "train_step": pd.DataFrame(
+            {"implementation": ["ours", "nn.Transformer, foreach Adam"], "median_ms": [20.0, 28.0],
+             "q1_ms": [19.0, 27.0], "q3_ms": [22.0, 30.0], "steps_timed": [100, 100]}
+        ),
+        "decoding": pd.DataFrame(
+            {"length": [10, 64], "uncached_ms": [80.0, 1900.0], "cached_ms": [40.0, 300.0],
+             "speedup": [2.0, 6.3]}
+        ),
+        "throughput": pd.DataFrame({"decoder": ["greedy, cached"], "sequences_per_s": [9000.0]}),
+        "seeds": pd.DataFrame(
+            {"setup": ["one seed", "train_all"], "seeds": [1, 3], "processes": [1, 2], "wall_s": [7.0, 13.0],
+             "ratio_to_one": [1.0, 1.86], "cpu_share": [1.0, 0.98]}
+        ),
+    }  # fmt: skip
+    write_results(metrics, tables, tmp_path)
+    saved = load_benchmark(tmp_path / "benchmark.json")
+    assert saved["metrics"] == json.loads(json.dumps(metrics))
+    assert saved["train_step"][1] == {
+        "implementation": "nn.Transformer, foreach Adam", "median_ms": "28.000", "q1_ms": "27.000",
+        "q3_ms": "30.000", "steps_timed": "100",
+    }  # fmt: skip
+    assert (tmp_path / "benchmark" / "seeds.csv").read_bytes().count(b"\r") == 0
+    plot_benchmark(tmp_path / "benchmark.json", tmp_path / "figure.png")
+    assert (tmp_path / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
