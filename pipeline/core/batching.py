@@ -36,13 +36,34 @@ def make_batch(source, target, lengths, device="cpu"):
     )
 
 
-def batch_indices(size, batch_size, steps, seed):
+def batch_indices(size, batch_size, steps, seed, lengths=None):
     """Row indices for every step: a seeded permutation per pass over the data (fresh examples
-    while they last, as the lesson draws a fresh batch each step), the same on every machine."""
+    while they last, as the lesson draws a fresh batch each step), the same on every machine.
+
+    With `lengths` (each row's length), every batch holds rows of one length, so no step pays for
+    padding: each pass's permutation is cut into batches length by length, and the batches are
+    then shuffled. Rows that do not fill a batch sit out that pass, as with mixed batches."""
     rng = np.random.default_rng([seed, 2])
-    order, start = rng.permutation(size), 0
+    passes = _passes(rng, size, batch_size, lengths)
+    batches = []
     for _ in range(steps):
-        if start + batch_size > size:  # a new pass over the data
-            order, start = rng.permutation(size), 0
-        yield order[start : start + batch_size]
-        start += batch_size
+        if not batches:
+            batches = list(next(passes))
+        yield batches.pop()
+
+
+def _passes(rng, size, batch_size, lengths):
+    """Each pass over the data as a list of batches, consumed from its end."""
+    while True:
+        order = rng.permutation(size)
+        if lengths is None:
+            cuts = range(0, size - batch_size + 1, batch_size)
+            yield [order[i : i + batch_size] for i in cuts][::-1]
+            continue
+        batches = []
+        for n in np.unique(lengths):
+            rows = order[lengths[order] == n]
+            batches += [rows[i : i + batch_size] for i in range(0, len(rows) - batch_size + 1, batch_size)]
+        if not batches:
+            raise ValueError(f"no length has {batch_size} rows to fill a batch")
+        yield [batches[i] for i in rng.permutation(len(batches))]

@@ -124,6 +124,7 @@ def train_model(
     build_model=Transformer,
     flat_adam=True,
     foreach=False,
+    batches="mixed",
 ):
     """Train one model; returns it and the loss of every step. `on_step(step, loss, lr)` observes.
 
@@ -131,6 +132,9 @@ def train_model(
     and the tests all train through it. `build_model(params.model)` makes the model (the benchmark
     passes torch.nn.Transformer of our shape); `flat_adam=False` updates each parameter on its own,
     with `foreach` as torch.optim.Adam takes it (both only for the benchmark's comparison).
+    `batches="by_length"` gives every batch rows of one length (pipeline.core.batching): on mixed
+    lengths no step pays for padding, though at the lesson's size a step costs about the same, as
+    the benchmark measures, so the pipeline trains with mixed batches.
 
     With a `resume` (pipeline.infra.resume.Resume) the training state is saved every `resume.every`
     steps, and a saved state is continued from: the result is the same bytes as an uninterrupted run.
@@ -144,7 +148,8 @@ def train_model(
     adam = (FlatAdam if flat_adam else ParameterAdam)(model, tp, foreach)
     losses = restore(resume, adam, seed, tp, on_step)
     done = len(losses)
-    order = batch_indices(len(data["source"]), tp.batch_size, tp.steps, seed)
+    by_length = data["lengths"] if batches == "by_length" else None
+    order = batch_indices(len(data["source"]), tp.batch_size, tp.steps, seed, by_length)
     for step, rows in enumerate(order, start=1):
         if step <= done:
             continue  # trained before the interruption; the batch order itself is replayed

@@ -3,9 +3,23 @@
 import torch
 
 from pipeline.infra.params import Params
-from pipeline.tools.benchmark import cached_decoding, flops, machine, seeds, throughput, train_step
+from pipeline.tools.benchmark import (
+    cached_decoding,
+    flops,
+    machine,
+    seeds,
+    study_batches,
+    throughput,
+    train_step,
+)
 
-TARGETS = {"train_step_speedup": 1.5, "three_seeds_ratio": 2.0, "cached_speedup_64": 3.0}
+# Printed and recorded, never asserted: timings on a shared machine are not a test.
+TARGETS = {
+    "train_step_speedup": 1.3,  # our step against nn.Transformer of the same computation
+    "fraction_of_peak": 0.25,  # of the one-thread matmul peak
+    "three_seeds_ratio": 2.0,
+    "cached_speedup_64": 3.0,
+}
 
 
 def targets_met(m):
@@ -14,6 +28,7 @@ def targets_met(m):
         "target_train_step_speedup_vs_stock_dropout_met": (
             m["train_step_speedup_vs_stock_dropout"] >= TARGETS["train_step_speedup"]
         ),
+        "target_fraction_of_peak_met": m["train_step_fraction_of_peak"] >= TARGETS["fraction_of_peak"],
         "target_seeds_ratio_met": m["seeds_ratio"] <= TARGETS["three_seeds_ratio"],
         "target_cached_speedup_64_met": m["decode_speedup_len64"] >= TARGETS["cached_speedup_64"],
     }
@@ -40,6 +55,11 @@ def run(quick=False):
     # 5. three seeds at once against one
     seed_metrics, tables["seeds"] = seeds.measure(params, quick)
     m.update(seed_metrics)
+    # 6. the study's training with one-length batches against padded mixed batches
+    batch_metrics, tables["study_batches"] = study_batches.measure(params, quick)
+    m.update(batch_metrics)
     m.update(targets_met(m))
+    for name, met in targets_met(m).items():
+        print(f"{name.removeprefix('target_').removesuffix('_met')}: {'met' if met else 'MISSED'}")
     m.update(machine.describe(load_before, quick))
     return m, tables
