@@ -138,6 +138,8 @@ class StudyTrainParams:
     label_smoothing: float = spec(0.1, float_in(0.0, 1.0))
     seeds: tuple = spec((0, 1, 2), list_of(int_at_least(0), "integers >= 0", unique=True))
     device: str = spec("auto", one_of("auto", "cpu", "cuda"))
+    # by_length: each batch one length, no padding (1.25x a step); mixed: padded to the longest
+    batches: str = spec("by_length", one_of("by_length", "mixed"))
 
 
 @dataclass(frozen=True)

@@ -42,8 +42,13 @@ def variant_params(params: Params, variant) -> Params:
         params,
         data=DataParams(train_lengths=lengths, train_size=t.steps * t.batch_size),
         model=ModelParams(**dataclasses.asdict(m), positions=positions, attention=attention),
-        train=TrainParams(**dataclasses.asdict(t), log_every=PROGRESS_EVERY),
+        train=TrainParams(**training_recipe(t), log_every=PROGRESS_EVERY),
     )
+
+
+def training_recipe(study_train):
+    """study.train as TrainParams takes it: all but how batches are drawn, which train_model takes."""
+    return {k: v for k, v in dataclasses.asdict(study_train).items() if k != "batches"}
 
 
 def train_and_test(params: Params, variant, seed, tests, batch_size):
@@ -59,7 +64,7 @@ def train_and_test(params: Params, variant, seed, tests, batch_size):
             print(f"study {variant} seed {seed}  step {step:5d}  loss {loss:.3f}  lr {lr:.1e}", flush=True)
 
     start = time.perf_counter()
-    model, losses = train_model(params, seed, data, device, on_step)
+    model, losses = train_model(params, seed, data, device, on_step, batches=params.study.train.batches)
     seconds = time.perf_counter() - start
     model.eval().cpu()
     diagnosis = {

@@ -1,6 +1,6 @@
-"""What one-length batches would save the study: each variant's training step on its mixed training
+"""What one-length batches save the study: each variant's training step on its mixed training
 lengths, with batches padded to their longest row against batches of one length (train_model's
-`batches`)."""
+`batches`; study.train.batches picks one)."""
 
 import dataclasses
 
