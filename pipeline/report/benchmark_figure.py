@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from matplotlib.ticker import NullFormatter
+from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from pipeline.report.inputs import read_rows
 from pipeline.report.style import plt, save
@@ -88,6 +88,7 @@ def draw_decoding(ax, rows, m):
 def draw_throughput(ax, rows):
     ax.barh([r["decoder"] for r in rows], [float(r["sequences_per_s"]) for r in rows], color="tab:green")
     ax.invert_yaxis()
+    ax.xaxis.set_major_locator(MaxNLocator(5))  # thousands of sequences: few ticks stay readable
     ax.set(title="Evaluation throughput, length 10, one thread", xlabel="sequences per second")
 
 
