@@ -74,8 +74,9 @@ class ModelParams:
 
 
 @dataclass(frozen=True)
-class TrainParams:
-    """The paper's recipe (section 5.3-5.4) as lesson 10 runs it."""
+class Recipe:
+    """The paper's recipe (section 5.3-5.4) as lesson 10 runs it: what the lesson's model and the
+    study's variants both train with."""
 
     steps: int = spec(1200, POSITIVE_INT)
     batch_size: int = spec(64, POSITIVE_INT)
@@ -86,6 +87,12 @@ class TrainParams:
     label_smoothing: float = spec(0.1, float_in(0.0, 1.0))
     seeds: tuple = spec((0, 1, 2), list_of(int_at_least(0), "integers >= 0", unique=True))
     device: str = spec("auto", one_of("auto", "cpu", "cuda"))
+
+
+@dataclass(frozen=True)
+class TrainParams(Recipe):
+    """The lesson's model's training: the recipe, with progress and resume."""
+
     log_every: int = spec(300, POSITIVE_INT)
     resume_every: int = spec(0, int_at_least(0))  # 0: off; N: save a resumable state every N steps
 
@@ -126,18 +133,10 @@ class StudyModelParams:
 
 
 @dataclass(frozen=True)
-class StudyTrainParams:
+class StudyTrainParams(Recipe):
     """Every study variant's recipe: the lesson's optimiser and schedule, trained longer."""
 
     steps: int = spec(4000, POSITIVE_INT)  # mixed lengths need more steps than 1200 to converge
-    batch_size: int = spec(64, POSITIVE_INT)
-    lr: float = spec(0.002, POSITIVE_FLOAT)
-    betas: tuple = spec((0.9, 0.98), BETAS)
-    eps: float = spec(1e-9, POSITIVE_FLOAT)
-    warmup: int = spec(100, POSITIVE_INT)
-    label_smoothing: float = spec(0.1, float_in(0.0, 1.0))
-    seeds: tuple = spec((0, 1, 2), list_of(int_at_least(0), "integers >= 0", unique=True))
-    device: str = spec("auto", one_of("auto", "cpu", "cuda"))
     # by_length: each batch one length, no padding (1.25x a step); mixed: padded to the longest
     batches: str = spec("by_length", one_of("by_length", "mixed"))
 
