@@ -2,6 +2,7 @@
 
 import math
 
+import torch
 from torch import nn
 
 from pipeline.core.tokens import VOCAB
@@ -55,3 +56,36 @@ class ReferenceTransformer(nn.Module):
             memory_key_padding_mask=padding,
         )
         return h @ self.embedding.weight.T  # (B, T, vocab)
+
+
+def reference_copy(model):
+    """A ReferenceTransformer holding `model`'s weights one to one (post-norm models): W^Q, W^K, W^V
+    stacked into nn.MultiheadAttention's in_proj, each sublayer's LayerNorm as norm1..3. With dropout
+    off, it computes the same function, so an implementation nobody here wrote checks ours."""
+    reference = ReferenceTransformer(model.config).to(next(model.parameters()).dtype)
+    state = {"embedding.weight": model.embedding.weight}
+    for stack, layers in (("encoder", model.encoder), ("decoder", model.decoder)):
+        for i, layer in enumerate(layers):
+            prefix = f"core.{stack}.layers.{i}"
+            attentions = [("self_attn", layer.attn)]
+            if hasattr(layer, "cross"):
+                attentions.append(("multihead_attn", layer.cross))
+            for name, attn in attentions:
+                state[f"{prefix}.{name}.in_proj_weight"] = torch.cat(
+                    [attn.wq.weight, attn.wk.weight, attn.wv.weight]
+                )
+                state[f"{prefix}.{name}.in_proj_bias"] = torch.cat([attn.wq.bias, attn.wk.bias, attn.wv.bias])
+                state[f"{prefix}.{name}.out_proj.weight"] = attn.wo.weight
+                state[f"{prefix}.{name}.out_proj.bias"] = attn.wo.bias
+            for j, linear in ((1, layer.ffn[0]), (2, layer.ffn[2])):
+                state[f"{prefix}.linear{j}.weight"], state[f"{prefix}.linear{j}.bias"] = (
+                    linear.weight,
+                    linear.bias,
+                )
+            for j, sub in enumerate(layer.sub, start=1):
+                state[f"{prefix}.norm{j}.weight"], state[f"{prefix}.norm{j}.bias"] = (
+                    sub.ln.weight,
+                    sub.ln.bias,
+                )
+    reference.load_state_dict({k: v.detach().clone() for k, v in state.items()})
+    return reference.eval()
