@@ -1,30 +1,65 @@
-"""The replication as a gate: `python -m pipeline.tools.verdict` exits 1 when any claim has failed."""
+"""The replication as a gate: `python -m pipeline.tools.verdict` exits 1 when a claim fails that is
+not a known, reviewed deviation, or when a known deviation no longer fails (strict, like a strict
+xfail: the list must follow the results)."""
 
 import csv
 import sys
 from pathlib import Path
 
+import yaml
+
 from pipeline.infra.errors import DataError, stage_entry
 
 CLAIMS_PATH = Path("reports/claims.csv")
+DEVIATIONS_PATH = Path(__file__).parents[1] / "report/known_deviations.yaml"
 
 
 def read_statuses(path=CLAIMS_PATH):
     try:
         with open(path, newline="") as f:
-            return [(row["id"], row["status"]) for row in csv.DictReader(f)]
+            return {row["id"]: row["status"] for row in csv.DictReader(f)}
     except FileNotFoundError:
         raise DataError(f"{path} not found: run `make repro` first") from None
 
 
+def read_deviations(path=DEVIATIONS_PATH):
+    """{claim id: reason} of the reviewed list; every entry needs an id, a reason and evidence."""
+    entries = (yaml.safe_load(Path(path).read_text()) or {}).get("deviations") or []
+    for entry in entries:
+        missing = [k for k in ("id", "reason", "evidence") if not str(entry.get(k) or "").strip()]
+        if missing:
+            raise DataError(f"{path}: entry {entry.get('id', '?')} lacks {', '.join(missing)}")
+    return {entry["id"]: entry["reason"] for entry in entries}
+
+
+def judge(statuses, deviations):
+    """The problems that fail the gate, each one line: unexpected fails, and listed claims that are
+    missing from the table or no longer fail."""
+    problems = [
+        f"{c}: fails and is not a known deviation"
+        for c, s in statuses.items()
+        if s == "fail" and c not in deviations
+    ]
+    for claim in deviations:
+        if claim not in statuses:
+            problems.append(f"{claim}: listed as a known deviation but not in the claims table")
+        elif statuses[claim] != "fail":
+            problems.append(f"{claim}: listed as a known deviation but now {statuses[claim]}: take it off")
+    return problems
+
+
 @stage_entry
 def main():
-    rows = read_statuses()
-    failed = [claim for claim, status in rows if status == "fail"]
-    counts = {s: sum(status == s for _, status in rows) for s in ("pass", "fail", "note")}
-    print(f"claims: {counts['pass']} pass, {counts['fail']} fail, {counts['note']} noted")
-    if failed:
-        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+    statuses, deviations = read_statuses(), read_deviations()
+    counts = {s: sum(status == s for status in statuses.values()) for s in ("pass", "fail", "note")}
+    print(
+        f"claims: {counts['pass']} pass, {counts['fail']} fail ({len(deviations)} known deviations), "
+        f"{counts['note']} noted"
+    )
+    problems = judge(statuses, deviations)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
         sys.exit(1)
 
 
