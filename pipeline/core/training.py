@@ -9,7 +9,6 @@ train through it too.
 """
 
 import math
-import os
 import shutil
 import statistics
 import time
@@ -27,7 +26,7 @@ from pipeline.infra.checkpoint import checkpoint_path, save_checkpoint
 from pipeline.infra.errors import ConfigError, TrainingDiverged
 from pipeline.infra.metrics import write as write_metrics
 from pipeline.infra.params import Params, TrainParams, as_dict
-from pipeline.infra.pool import run_jobs
+from pipeline.infra.pool import run_jobs, seed_workers
 from pipeline.infra.resume import for_seed as resume_for_seed
 from pipeline.infra.stats import across_seeds
 from pipeline.model.transformer import Transformer
@@ -228,12 +227,9 @@ def train_one_seed(params: Params, seed, position, staging: dict):
 def train_all(params: Params, workers=None):
     """Train every seed, then move all outputs into place at once: all of them or none."""
     staging = {"models": files.staging_dir(MODELS_DIR), "log": files.staging_dir(LOGS_DIR)}
-    # One process per seed even beyond the core count: three seeds on two cores then cost about
-    # 1.5x one seed instead of 2x (two rounds), and each seed's bytes do not depend on it.
-    workers = workers or min(len(params.train.seeds), 2 * (os.cpu_count() or 1))
+    jobs = [(params, seed, i, staging) for i, seed in enumerate(params.train.seeds)]
     try:
-        jobs = [(params, seed, i, staging) for i, seed in enumerate(params.train.seeds)]
-        runs = run_jobs(train_one_seed, jobs, workers)
+        runs = run_jobs(train_one_seed, jobs, workers or seed_workers(jobs))
         floor, _, _ = loss_floor(params.train.label_smoothing, VOCAB)
         keys = [k for k in runs[0] if k.startswith("loss")]
         metrics = {"loss_floor": floor, **across_seeds({r["seed"]: r for r in runs}, keys)}

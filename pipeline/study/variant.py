@@ -20,7 +20,7 @@ import torch
 from pipeline.core.training import resolve_device, train_model
 from pipeline.infra.errors import ConfigError
 from pipeline.infra.params import DataParams, ModelParams, Params, TrainParams, variant_recipe
-from pipeline.infra.pool import run_jobs
+from pipeline.infra.pool import run_jobs, seed_workers
 from pipeline.study.diagnosis import VARIANT_DIAGNOSIS, accuracy_by_length, diagnose
 from pipeline.study.sets import longest_input, study_test_sets, training_set
 
@@ -89,7 +89,7 @@ def run_variant(params: Params, variant, workers=None):
     tests, _ = study_test_sets(params)
     seeds = list(params.study.train.seeds)
     jobs = [(recipe, variant, seed, tests, params.evaluate.batch_size) for seed in seeds]
-    results = dict(zip(seeds, run_jobs(train_and_test, jobs, workers), strict=True))
+    results = dict(zip(seeds, run_jobs(train_and_test, jobs, workers or seed_workers(jobs)), strict=True))
     record = {
         "variant": variant,
         "positions": recipe.model.positions,
