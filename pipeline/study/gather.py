@@ -6,8 +6,8 @@ Each variant of `study.variants` is trained and tested by its own stage (`varian
 pipeline.study.variant): a positional scheme (model.positions) trained on the lesson's length
 (`<positions>_fixed`: data.train_lengths) or on mixed lengths (`<positions>_mixed`:
 study.train_lengths). This stage tests the pipeline's own checkpoints (models/, the row `pipeline`)
-on the same test sets (pipeline.study_sets), diagnoses them at `study.diagnosis_lengths`
-(pipeline.study_diagnosis), and gathers every variant into one table, the bar's verdict and the
+on the same test sets (pipeline.study.sets), diagnoses them at `study.diagnosis_lengths`
+(pipeline.study.diagnosis), and gathers every variant into one table, the bar's verdict and the
 files the report draws.
 """
 
