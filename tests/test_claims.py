@@ -55,6 +55,12 @@ def test_sort_cli_rejects_bad_input_in_one_line(words, error):
         parse_digits(words, 64)
 
 
+def test_sort_cli_refuses_other_scripts_digits():
+    for text in ("3²", "٣"):
+        with pytest.raises(PipelineError, match="only the digits 0-9"):
+            parse_digits([text], 64)
+
+
 def test_sort_cli_reads_spaced_or_joined_digits():
     assert parse_digits(["3", "1", "4"], 64) == parse_digits(["314"], 64) == [3, 1, 4]
 

@@ -62,6 +62,8 @@ def stages():
 @pytest.mark.parametrize("name,module,deps", list(stages()), ids=[s[0] for s in stages()])
 def test_stage_deps_equal_the_import_closure(name, module, deps):
     code = import_closure(module)
+    repeated = sorted({d for d in deps if deps.count(d) > 1})
+    assert not repeated, f"stage {name}: dvc.yaml lists deps twice: {', '.join(repeated)}"
     listed = {d for d in deps if d.endswith(".py")}
     missing, extra = sorted(code - listed), sorted(listed - code)
     assert not missing, f"stage {name}: dvc.yaml lacks deps it imports: {', '.join(missing)}"

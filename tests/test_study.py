@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
         ("study.variants", ["bos_sometimes"], ["study.variants[0]", "bos_mixed"]),
         ("study.variants", [], ["study.variants", "non-empty"]),
         ("study.train.steps", 0, ["study.train.steps", "integer >= 1"]),
+        ("study.train.steps", 5, ["study.train.steps = 5", "by_length", "steps >= 10"]),
         ("study.model.heads", 5, ["study.model.d_model = 32", "study.model.heads = 5"]),
         ("study.train_lengths", [1, 64], ["study.variants (randomized_mixed)", "64", "max_len"]),
         ("study.variants", ["bos_mixed_log_lengths"], ["study.variants[0]", "bos_mixed_log_length"]),

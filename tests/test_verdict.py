@@ -29,3 +29,19 @@ def test_the_reviewed_list_reads_and_every_entry_says_why(tmp_path):
     listed.write_text("deviations:\n  - id: a\n    reason: slower\n")
     with pytest.raises(DataError, match="entry a lacks evidence"):
         read_deviations(listed)
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("deviations:\n  - l10-greedy-seq\n", "a list of entries"),
+        ("- id: a\n", "a list of entries"),
+        ("deviations: [\n", "not valid YAML"),
+        ("deviations:\n  - {id: a, reason: r, evidence: e}\n  - {id: a, reason: r, evidence: e}\n", "twice"),
+    ],
+)
+def test_a_malformed_list_is_one_clear_error(tmp_path, text, words):
+    listed = tmp_path / "known.yaml"
+    listed.write_text(text)
+    with pytest.raises(DataError, match=words):
+        read_deviations(listed)

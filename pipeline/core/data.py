@@ -15,7 +15,7 @@ from pipeline.infra.errors import DataError
 from pipeline.infra.params import DataParams
 
 TRAIN_PATH, TEST_PATH, METRICS_PATH = "data/train.npz", "data/test.npz", "metrics/data.json"
-HEADLINE = ("train_size", "train_unique", "test_overlap_total")  # metrics.json; the rest in data/
+HEADLINE = ("train_size", "train_unique", "test_overlap_total")  # the rest: metrics/data/summary.json
 
 
 def random_sources(rng, size, lengths):
@@ -55,7 +55,7 @@ def draw_test_set(rng, size, length, train_keys):
 
 
 def make_datasets(p: DataParams):
-    """Training set, test sets per length, and the statistics recorded in metrics/data.json."""
+    """Training set, test sets per length, and their statistics (metrics/data/summary.json)."""
     train_src, train_len = random_sources(np.random.default_rng([p.seed, 0]), p.train_size, p.train_lengths)
     train_keys = set(row_keys(train_src, train_len))
     test, stats = {}, {"train_size": p.train_size, "train_unique": len(train_keys)}

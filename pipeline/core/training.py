@@ -132,7 +132,7 @@ def train_model(
     passes torch.nn.Transformer of our shape); `flat_adam=False` updates each parameter on its own,
     with `foreach` as torch.optim.Adam takes it (both only for the benchmark's comparison).
     `batches="by_length"` gives every batch rows of one length (pipeline.core.batching): on mixed
-    lengths no step pays for padding, about 1.25x faster a step at the lesson's size (the benchmark
+    lengths no step pays for padding, 1.20-1.27x faster a step at the lesson's size (the benchmark
     measures it); the study's variants train so (study.train.batches).
 
     With a `resume` (pipeline.infra.resume.Resume) the training state is saved every `resume.every`

@@ -8,8 +8,8 @@ import torch
 
 from pipeline.core.tokens import VOCAB
 from pipeline.infra import files
-from pipeline.infra.errors import DataError
-from pipeline.infra.params import ConfigError, ModelParams, as_dict, parse_section
+from pipeline.infra.errors import ConfigError, DataError
+from pipeline.infra.params import ModelParams, as_dict, parse_section
 from pipeline.model.transformer import Transformer
 
 FORMAT = 1

@@ -12,35 +12,9 @@ from pathlib import Path
 
 import yaml
 
+from pipeline.infra.choices import ATTENTIONS, DEFAULT_STUDY_VARIANTS, POSITIONS, STUDY_VARIANTS
 from pipeline.infra.errors import ConfigError
 from pipeline.infra.rules import POSITIVE_FLOAT, POSITIVE_INT, float_in, int_at_least, list_of, one_of, spec
-
-# model.positions ("sort any length"): sinusoidal is the paper's (section 3.5) and the default;
-# none_encoder adds no positions in the encoder (the decoder keeps sinusoids); learned trains one
-# vector per position (both stacks); randomized gives each training sequence the sinusoids of a sorted
-# random subset of [0, max_len) (Ruoss et al., 2023), in both stacks, and positions 0, 1, 2, ... at
-# evaluation; alibi adds no vectors but -m_h |i - j| to the encoder's self-attention scores (Press et
-# al., 2022), while the decoder's self-attention keeps only its causal mask and cross-attention has
-# no bias (an output step has no distance to an input position); bos adds no positional vectors in
-# either stack and opens the source with BOS, as the target is opened: a key present exactly once,
-# against which attention can count.
-POSITIONS = ("sinusoidal", "none_encoder", "learned", "randomized", "alibi", "bos")
-# model.attention: softmax is the paper's softmax(QK^T / sqrt(d_k)) V; log_length multiplies each
-# query's scores by log n, n the number of keys it may look at (Chiang and Cholak, 2022).
-ATTENTIONS = ("softmax", "log_length")
-# The study's variants, each a positional scheme trained on data.train_lengths ("fixed") or on
-# study.train_lengths ("mixed"), with the paper's softmax or, suffixed "_log_length", that attention;
-# the pipeline's own checkpoints (models/) are always in the study.
-_SUFFIXES = ("", *(f"_{a}" for a in ATTENTIONS[1:]))
-STUDY_VARIANTS = tuple(f"{p}_{t}{a}" for p in POSITIONS for t in ("fixed", "mixed") for a in _SUFFIXES)
-# Every scheme on mixed lengths, BOS on the lesson's length alone, and log-length attention with the
-# paper's positions, a relative scheme and BOS (params.yaml lists the same).
-DEFAULT_STUDY_VARIANTS = (
-    *(f"{p}_mixed" for p in POSITIONS if p != "bos"),
-    "bos_fixed",
-    "bos_mixed",
-    *(f"{p}_mixed_log_length" for p in ("sinusoidal", "alibi", "bos")),
-)
 
 BETAS = list_of(float_in(0.0, 1.0, low_open=True), "numbers in (0, 1)", length=2)
 
@@ -137,7 +111,7 @@ class StudyTrainParams(Recipe):
     """Every study variant's recipe: the lesson's optimiser and schedule, trained longer."""
 
     steps: int = spec(4000, POSITIVE_INT)  # mixed lengths need more steps than 1200 to converge
-    # by_length: each batch one length, no padding (1.25x a step); mixed: padded to the longest
+    # by_length: each batch one length, no padding (1.20-1.27x a step); mixed: padded to the longest
     batches: str = spec("by_length", one_of("by_length", "mixed"))
 
 
@@ -218,6 +192,7 @@ def _check_across(p: Params):
                     f"lengths must be in [1, {m.max_len}] (the decoder also reads BOS)"
                 )
     check_heads("study.model", p.study.model)
+    check_length_batches(p.study)
     sm = p.study.model
     for variant in p.study.variants:  # the study's tests and diagnosis stop at each model's max_len
         positions, lengths, _ = variant_recipe(variant, p)
@@ -228,6 +203,16 @@ def _check_across(p: Params):
                 + (" less the BOS that opens the source" if positions == "bos" else "")
             )
         check_positions(key, positions, sm, lengths)
+
+
+def check_length_batches(s):
+    """One-length batches need a full batch of every training length: steps >= lengths."""
+    lengths = max(len(s.fixed_lengths), len(s.train_lengths))
+    if s.train.batches == "by_length" and s.train.steps < lengths:
+        raise ConfigError(
+            f"study.train.steps = {s.train.steps} is too few for study.train.batches = by_length: each "
+            f"of the {lengths} training lengths needs a batch of its own (steps >= {lengths}), or use mixed"
+        )
 
 
 def check_heads(key, m):

@@ -3,7 +3,8 @@ lesson's own RNG calls, the same derivative computed exactly by autograd, the 2^
 product of residual Jacobians.
 (The parameter accounting at the paper's size is in accounting.py.)
 
-Everything here is a pure function of its arguments; `pipeline/probes/summary.py` writes the results.
+Everything here is a pure function of its arguments; the probe stage (pipeline/stages/probe.py)
+writes the results.
 """
 
 import itertools

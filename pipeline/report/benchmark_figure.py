@@ -1,18 +1,17 @@
 """The speed report's figure: one function, reading only what `python -m pipeline.tools.benchmark` saved."""
 
-import json
 from pathlib import Path
 
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
-from pipeline.report.inputs import read_rows
+from pipeline.report.inputs import read_json, read_rows
 from pipeline.report.style import plt, save
 
 
 def load_benchmark(data):
     """metrics/benchmark.json and the CSVs in metrics/benchmark/ beside it, as {name: rows}."""
     json_path = Path(data)
-    tables = {"metrics": json.loads(json_path.read_text())}
+    tables = {"metrics": read_json(json_path)}
     for path in sorted(json_path.with_suffix("").glob("*.csv")):
         tables[path.stem] = read_rows(path)
     return tables

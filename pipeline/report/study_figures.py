@@ -1,18 +1,15 @@
 """The length study's figures: one figure, one function, each reading saved files, never a model."""
 
-import json
-from pathlib import Path
-
 import numpy as np
 
-from pipeline.report.inputs import read_rows
+from pipeline.report.inputs import read_json, read_rows
 from pipeline.report.style import plt, save
 
 
 def plot_study_accuracy(table_path, meta_path, path):
     """Exact-sequence accuracy against input length, one line per variant with its seed range."""
     rows = read_rows(table_path)
-    meta = json.loads(Path(meta_path).read_text())
+    meta = read_json(meta_path)
     bar = meta["bar"]["accuracy"]
     lengths = np.array([int(r["length"]) for r in rows])
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), gridspec_kw={"width_ratios": [3, 2]})
@@ -65,7 +62,7 @@ def plot_study_heatmap(table_path, meta_path, path):
     """Every variant at every tested length at a glance: one row per variant, the mean over seeds as
     a colour and a number, trained lengths outlined, the bar's lengths left of the dotted line."""
     rows = read_rows(table_path)
-    meta = json.loads(Path(meta_path).read_text())
+    meta = read_json(meta_path)
     variants = list(meta["variants"])
     lengths = [int(r["length"]) for r in rows]
     grid = np.array([[100 * float(r[v]) if r[v] != "" else np.nan for r in rows] for v in variants])
@@ -96,7 +93,7 @@ def plot_study_heatmap(table_path, meta_path, path):
 def plot_study_diagnosis(diagnosis_path, path):
     """Why the pipeline's model fails: how fast its outputs move through the sorted input, where its
     outputs go wrong, and the lesson's habit guesses."""
-    diag = json.loads(Path(diagnosis_path).read_text())
+    diag = read_json(diagnosis_path)
     d, ref = diag["lengths"], max(diag["trained_lengths"])
     lengths = sorted(int(n) for n in d)
     fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
@@ -152,7 +149,7 @@ def plot_study_attention(diagnosis_path, path, variants_shown=3):
     heads: the ridge shows which place of the sorted input each step reads. One row for the
     pipeline's model, one for each of the `variants_shown` variants most accurate over the
     diagnosis lengths."""
-    diag = json.loads(Path(diagnosis_path).read_text())
+    diag = read_json(diagnosis_path)
     ref = max(diag["trained_lengths"])
     variants = diag.get("variants", {})
     best = sorted(variants, key=lambda v: -np.mean([d["seq_acc"] for d in variants[v].values()]))

@@ -11,7 +11,8 @@ RERUN = [
     "Every variant of `study.variants` is a stage of its own (`variant@<name>`, its results in "
     "`metrics/variants/<name>.json`), so DVC caches each apart: adding a name to `study.variants` trains "
     "that variant only, and a fresh clone reuses the committed results instead of retraining. A variant "
-    "costs about 2 minutes of one core per seed. To rerun one variant, or to try others:",
+    "trains its seeds side by side, one process each: about a minute on two cores. To rerun one "
+    "variant, or to try others:",
     "",
     "```",
     "dvc repro -f variant@bos_mixed",

@@ -196,8 +196,3 @@ def mean_over_seeds(runs):
             out[key], out[f"{key}_std"] = _mean(values)
             out.update({f"{key}_seed{s}": r[key] for s, r in runs.items()})
     return out
-
-
-def run_diagnosis(models, tests, lengths):
-    """The diagnosis of every checkpoint in `models` ({seed: model}) at each length, seeds averaged."""
-    return {str(n): mean_over_seeds({s: diagnose(m, tests[n]) for s, m in models.items()}) for n in lengths}

@@ -4,7 +4,7 @@ model that does not.
 
 Each variant of `study.variants` is trained and tested by its own stage (`variant@<name>`,
 pipeline.study.variant): a positional scheme (model.positions) trained on the lesson's length
-(`<positions>_fixed`: data.train_lengths) or on mixed lengths (`<positions>_mixed`:
+(`<positions>_fixed`: study.fixed_lengths) or on mixed lengths (`<positions>_mixed`:
 study.train_lengths). This stage tests the pipeline's own checkpoints (models/, the row `pipeline`)
 on the same test sets (pipeline.study.sets), diagnoses them at `study.diagnosis_lengths`
 (pipeline.study.diagnosis), and gathers every variant into one table, the bar's verdict and the

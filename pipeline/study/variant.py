@@ -1,7 +1,7 @@
 """One variant of the length study (stage `variant@<name>`), trained and tested.
 
 `python -m pipeline.stages.variant <name>` trains one model per `study.train.seeds` (in parallel,
-one process per seed and core) with the pipeline's own `train_model` and the study's own recipe
+one process per seed, up to twice the cores) with the pipeline's own `train_model` and the study's own recipe
 (`study.model`, `study.train`), on the variant's positional scheme and training lengths; tests each
 at every length 1..`study.max_length` its positions allow on the study's shared test sets
 (pipeline.study.sets); and

@@ -13,13 +13,15 @@ from pipeline.core.tokens import DIGITS
 from pipeline.infra.checkpoint import load_checkpoint
 from pipeline.infra.errors import PipelineError, stage_entry
 
+ASCII_DIGITS = "0123456789"[:DIGITS]
+
 
 def parse_digits(words, max_len):
     """The digits to sort, or a one-line error naming what is wrong."""
     text = "".join(words).replace(",", "")
     if not text:
         raise PipelineError("give the digits to sort, e.g. `python -m pipeline.tools.sort 3 1 4 1 5`")
-    bad = sorted({ch for ch in text if not ch.isdigit() or int(ch) >= DIGITS})
+    bad = sorted({ch for ch in text if ch not in ASCII_DIGITS})  # not str.isdigit: '²' and '٣' are not ours
     if bad:
         raise PipelineError(f"only the digits 0-9 can be sorted; got {' '.join(repr(c) for c in bad)}")
     if len(text) > max_len:

@@ -23,13 +23,24 @@ def read_statuses(path=CLAIMS_PATH):
 
 
 def read_deviations(path=DEVIATIONS_PATH):
-    """{claim id: reason} of the reviewed list; every entry needs an id, a reason and evidence."""
-    entries = (yaml.safe_load(Path(path).read_text()) or {}).get("deviations") or []
+    """{claim id: reason} of the reviewed list; every entry is a mapping with an id, a reason and
+    evidence, and names a claim once. A hand-edited file that breaks these is one clear error."""
+    try:
+        listed = yaml.safe_load(Path(path).read_text()) or {}
+    except yaml.YAMLError as err:
+        raise DataError(f"{path} is not valid YAML: {getattr(err, 'problem', err)}") from None
+    entries = listed.get("deviations") or [] if isinstance(listed, dict) else None
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise DataError(f"{path}: expected `deviations:` and a list of entries with id, reason, evidence")
+    deviations = {}
     for entry in entries:
         missing = [k for k in ("id", "reason", "evidence") if not str(entry.get(k) or "").strip()]
         if missing:
             raise DataError(f"{path}: entry {entry.get('id', '?')} lacks {', '.join(missing)}")
-    return {entry["id"]: entry["reason"] for entry in entries}
+        if entry["id"] in deviations:
+            raise DataError(f"{path}: {entry['id']} is listed twice")
+        deviations[entry["id"]] = entry["reason"]
+    return deviations
 
 
 def judge(statuses, deviations):

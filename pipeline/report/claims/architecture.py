@@ -1,5 +1,5 @@
 """Claims on the model's parts: lesson 10's shapes and parameter counts, lesson 6's one width, the
-paper's shared embedding (metrics/architecture.json)."""
+paper's shared embedding (metrics/architecture/summary.json)."""
 
 from pipeline.core import lesson
 from pipeline.report.claims.rules import L6, L10, PAPER, exact, printed

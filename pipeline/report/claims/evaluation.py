@@ -1,6 +1,6 @@
 """Claims on generating and measuring (lesson 10, part 4): greedy against teacher forcing, the
-lesson's example, the length table, and the habit the lesson guesses at (metrics/evaluate.json,
-metrics/evaluate/example.json, metrics/data.json)."""
+lesson's example, the length table, and the habit the lesson guesses at (metrics/evaluate/summary.json,
+metrics/evaluate/example.json, metrics/data/summary.json)."""
 
 from pipeline.core import lesson
 from pipeline.report.claims.rules import L10, PAPER, about, accuracy_margin, exact, note, per_seed, seed_range
@@ -89,7 +89,7 @@ def length_claims(e, seeds, test_size):
 
 def data_claims(d):
     """Lesson 10's guess at a habit: sorted random 10-digit inputs start with 0 (end with 9) about
-    two times in three (metrics/data.json)."""
+    two times in three (metrics/data/summary.json)."""
     rows = []
     for key, name, expected in [
         ("starts_with_0", "start with 0", lesson.SORTED_STARTS_WITH_0),

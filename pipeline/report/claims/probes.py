@@ -1,5 +1,5 @@
 """Claims on lesson 6 (and the paper's base size): the residual paths, the weight counts, the
-LayerNorm cell and the residual cell (metrics/probe.json)."""
+LayerNorm cell and the residual cell (metrics/probe/summary.json)."""
 
 from pipeline.core import lesson
 from pipeline.report.claims.rules import L6, L10, about, exact, note, printed, printed_sci

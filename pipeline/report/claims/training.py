@@ -1,5 +1,5 @@
 """Claims on training (lesson 10, part 3): the loss at four steps, the floor that label smoothing
-sets, the gap to it, and the wall time (metrics/train.json and each seed's loss log)."""
+sets, the gap to it, and the wall time (metrics/train/summary.json and each seed's loss log)."""
 
 import math
 import statistics

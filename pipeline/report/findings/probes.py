@@ -1,5 +1,5 @@
 """Findings on lesson 6 and the depth probes: the residual cell, the LayerNorm cell, the gradient
-through the real model, the Jacobian as layers are stacked (metrics/probe.json)."""
+through the real model, the Jacobian as layers are stacked (metrics/probe/summary.json)."""
 
 from pipeline.core import lesson
 from pipeline.report.findings.finding import Figure, Finding, plural

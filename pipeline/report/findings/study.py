@@ -1,5 +1,5 @@
 """Findings on the length study: how far its variants get, and why the lesson's model fails away
-from its training length (metrics/study.json, metrics/study/diagnosis.json)."""
+from its training length (metrics/study/summary.json, metrics/study/diagnosis.json)."""
 
 from pipeline.report import study_section
 from pipeline.report.findings.finding import Figure, Finding

@@ -14,5 +14,5 @@ of them alike; the load average before and after is recorded, with a warning whe
 busy at the start (machine). It writes metrics/benchmark.json (flat keys) and the plot data
 metrics/benchmark/*.csv (output), which pipeline.report.benchmark_figure draws. A script, not a
 pipeline stage: timings differ on every run and on a machine shared with other work, so DVC does not
-rerun it; its JSON is listed under `metrics:`.
+rerun it; the report stage reads what it wrote.
 """

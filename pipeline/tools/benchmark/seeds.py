@@ -11,7 +11,7 @@ import torch
 
 from pipeline.core.training import train_model
 from pipeline.infra.params import Params
-from pipeline.tools.benchmark.machine import cores
+from pipeline.infra.pool import seed_workers
 from pipeline.tools.benchmark.timing import round_robin, spread
 from pipeline.tools.benchmark.workload import training_rows, with_steps
 
@@ -54,7 +54,7 @@ def setups(params: Params):
     """{name: (seeds, processes)}: one seed, train_all's processes, and one process per seed where
     there are fewer cores than seeds."""
     seeds = tuple(params.train.seeds)
-    workers = min(len(seeds), cores())  # as train_all
+    workers = seed_workers(seeds)  # as train_all: one process per seed, up to twice the cores
     found = {"one seed": (seeds[:1], 1), "train_all": (seeds, workers)}
     if workers < len(seeds):
         found["one process per seed"] = (seeds, len(seeds))

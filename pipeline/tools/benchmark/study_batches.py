@@ -2,8 +2,6 @@
 lengths, with batches padded to their longest row against batches of one length (train_model's
 `batches`; study.train.batches picks one)."""
 
-import dataclasses
-
 import pandas as pd
 
 from pipeline.infra.params import Params
@@ -11,6 +9,7 @@ from pipeline.study.sets import training_set
 from pipeline.study.variant import variant_params
 from pipeline.tools.benchmark.timing import round_robin, spread_ms
 from pipeline.tools.benchmark.train_step import step_durations
+from pipeline.tools.benchmark.workload import with_steps
 
 
 def measure(params: Params, quick):
@@ -21,7 +20,7 @@ def measure(params: Params, quick):
     rows, m = [], {}
     for variant in variants:
         recipe = variant_params(params, variant)
-        recipe = dataclasses.replace(recipe, train=dataclasses.replace(recipe.train, steps=steps))
+        recipe = with_steps(recipe, steps)
         data = training_set(recipe.data.train_lengths, steps * recipe.train.batch_size * 4, 0)
         times = {"mixed": [], "by_length": []}
         for b in round_robin(times, rounds):
