@@ -19,23 +19,19 @@ from pipeline.infra import numerics
 # One process: train `steps` steps of the params.yaml model on one thread and print its capability
 # and the duration of every step after the first `warmup`.
 CHILD = """
-import dataclasses, json, sys, time
+import json, sys, time
 import pipeline  # first: the pin (or, with PIPELINE_UNPINNED_NUMERICS=1, its absence)
 import numpy as np
 import torch
-from pipeline.core.data import random_sources, sorted_targets
 from pipeline.core.training import train_model
 from pipeline.infra.params import load_params
+from pipeline.tools.benchmark.workload import training_rows, with_steps
 
 steps, warmup = int(sys.argv[1]), int(sys.argv[2])
 torch.set_num_threads(1)
-params = load_params()
-params = dataclasses.replace(params, train=dataclasses.replace(params.train, steps=steps))
-length = params.data.train_lengths[0]
-source, lengths = random_sources(np.random.default_rng(0), steps * params.train.batch_size, [length])
-data = {"source": source, "target": sorted_targets(source, lengths), "lengths": lengths}
+params = with_steps(load_params(), steps)
 stamps = []
-train_model(params, 0, data, on_step=lambda *_: stamps.append(time.perf_counter()))
+train_model(params, 0, training_rows(params, steps), on_step=lambda *_: stamps.append(time.perf_counter()))
 print(json.dumps({"capability": torch.backends.cpu.get_cpu_capability(),
                   "ms": [1000 * d for d in np.diff(stamps)[warmup:].tolist()]}))
 """
