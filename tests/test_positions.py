@@ -1,5 +1,6 @@
 """The length study's positional and attention schemes: masks, caches, invariances, each scheme's shape."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -8,7 +9,7 @@ import torch
 
 from pipeline.core.batching import make_batch
 from pipeline.core.data import make_datasets
-from pipeline.core.decoding import greedy, greedy_cached
+from pipeline.core.decoding import beam_search, greedy, greedy_cached
 from pipeline.core.recipe import smoothed_loss
 from pipeline.core.tokens import BOS, IGNORE
 from pipeline.core.training import train_model
@@ -17,7 +18,8 @@ from pipeline.infra.params import (
     POSITIONS,
     ModelParams,
 )
-from pipeline.model.attention import WEIGHTS, visible_keys
+from pipeline.infra.errors import ConfigError
+from pipeline.model.attention import WEIGHTS, attention_kinds, visible_keys
 from pipeline.model.positions import SCHEMES, alibi_bias, random_positions
 from pipeline.model.transformer import (
     MultiHeadAttention,
@@ -52,6 +54,17 @@ def trained():
     return models
 
 
+@pytest.fixture
+def first_positions(monkeypatch):
+    """Randomized positions draw at evaluation too; here every draw is 0, 1, 2, ..., so the checks of
+    padding and caching below test the scheme's plumbing rather than two different draws."""
+
+    def first(batch, size, max_len, device=None):
+        return torch.arange(size, device=device).expand(batch, size)
+
+    monkeypatch.setattr("pipeline.model.positions.random_positions", first)
+
+
 def padded_sources(rows, length, seed=1):
     g = torch.Generator().manual_seed(seed)
     src = torch.randint(0, 10, (rows, length), generator=g)
@@ -77,18 +90,18 @@ def test_parameter_counts(positions):
 
 
 @pytest.mark.parametrize("positions", POSITIONS)
-def test_cached_greedy_equals_uncached_for_every_scheme(positions, trained):
+def test_cached_greedy_equals_uncached_for_every_scheme(positions, trained, first_positions):
     for model in (random_model(positions), trained[positions]):
         src, lengths = padded_sources(48, 9)
         mask = padding_mask(lengths, 9)
-        for out_len in (9, 14):
+        for out_len in (9, 14) if positions != "randomized" else (9,):  # it decodes the source's length
             assert torch.equal(greedy_cached(model, src, out_len, mask), greedy(model, src, out_len, mask))
             assert torch.equal(greedy_cached(model, src, out_len), greedy(model, src, out_len))
     assert greedy(trained[positions], src).unique(dim=0).shape[0] > 5  # varied outputs
 
 
 @pytest.mark.parametrize("positions", POSITIONS)
-def test_padding_never_changes_outputs_at_real_positions(positions, trained):
+def test_padding_never_changes_outputs_at_real_positions(positions, trained, first_positions):
     """Junk after a row's end, hidden by the key-padding mask (encoder self-attention and
     cross-attention) and by the causal mask (decoder), leaves every real position's logits equal."""
     for model in (random_model(positions, dropout=0.0), trained[positions]):
@@ -107,7 +120,7 @@ def test_padding_never_changes_outputs_at_real_positions(positions, trained):
 
 
 @pytest.mark.parametrize("positions", POSITIONS)
-def test_the_loss_ignores_padding(positions):
+def test_the_loss_ignores_padding(positions, first_positions):
     """A batch of rows of lengths 3 and 6: its loss is the mean over the 9 real tokens, whatever sits
     in the padding; junk there changes nothing."""
     model = random_model(positions, dropout=0.0).train()  # randomized positions draw in training
@@ -179,6 +192,71 @@ def test_log_length_attention_decodes_and_pads_as_softmax_does(positions):
     assert not torch.allclose(model(src, tgt_in), random_model(positions, dropout=0.0)(src, tgt_in))
 
 
+# ------------------------------------------------------------------------ sigmoid attention
+
+PER_KIND = ("sigmoid", "softmax/sigmoid/sigmoid", "softmax/softmax/sigmoid", "log_length/softmax/sigmoid")
+
+
+def test_sigmoid_weights_padded_and_future_keys_exactly_zero():
+    attn = MultiHeadAttention(8, 2, "sigmoid", sigmoid_bias=-1.0)
+    x = torch.randn(3, 6, 8)
+    mask = padding_mask(torch.tensor([6, 4, 1]), 6) | causal_mask(6)  # (3, 1, 6, 6)
+    _, weights = attn(x, x, mask, return_weights=True)  # (3, 2, 6, 6)
+    hidden = mask.expand_as(weights)
+    assert (weights[hidden] == 0).all() and (weights[~hidden] > 0).all()
+    assert not torch.allclose(weights.sum(-1)[:, :, -1], torch.ones(3, 2))  # a sum, not an average
+    assert count_parameters(attn) == count_parameters(MultiHeadAttention(8, 2)) + 2  # one bias per head
+
+
+def test_sigmoid_attention_counts_what_softmax_averages():
+    """n equal keys: softmax gives each 1/n, so their sum is 1 at every n; the sigmoid gives each the
+    same weight at every n, so the output grows with the count of keys that match."""
+    scores = torch.zeros(1, 1, 1, 1)
+    out = {}
+    for n in (2, 8, 32):
+        s = scores.expand(1, 1, 1, n)
+        out[n] = [float(WEIGHTS[a](1, 0.0)(s, None).detach().sum()) for a in ("softmax", "sigmoid")]
+    assert all(soft == pytest.approx(1.0) for soft, _ in out.values())
+    assert [sig for _, sig in out.values()] == pytest.approx([1.0, 4.0, 16.0])
+
+
+@pytest.mark.parametrize("attention", PER_KIND)
+@pytest.mark.parametrize("positions", ["sinusoidal", "bos", "alibi"])
+def test_sigmoid_attention_decodes_pads_and_searches_as_softmax_does(positions, attention):
+    """Cached greedy equals uncached, padding never changes a real position's logits, and a beam of
+    one is greedy, with the sigmoid in any of the three kinds of attention."""
+    model = random_model(positions, dropout=0.0, attention=attention, sigmoid_bias=-2.0)
+    kinds = attention_kinds(attention)
+    enc, dec = model.encoder[0], model.decoder[0]
+    assert [type(a.weights).__name__.lower() for a in (enc.attn, dec.attn, dec.cross)] == [
+        k.replace("_", "") for k in kinds
+    ]
+    src, lengths = padded_sources(48, 9)
+    mask = padding_mask(lengths, 9)
+    for out_len in (9, 14):
+        expected = greedy(model, src, out_len, mask)
+        assert torch.equal(greedy_cached(model, src, out_len, mask), expected)
+        assert torch.equal(beam_search(model, src, beam_size=1, out_len=out_len, src_mask=mask), expected)
+    g = torch.Generator().manual_seed(3)
+    src, tgt_in = torch.randint(0, 10, (2, 4), generator=g), torch.randint(0, 11, (2, 4), generator=g)
+    tgt_in[:, 0] = BOS
+    junk = torch.randint(0, 10, (2, 5), generator=g)
+    mask = padding_mask(torch.tensor([4, 4]), 9)
+    padded = model(torch.cat([src, junk], 1), torch.cat([tgt_in, junk], 1), mask)
+    assert torch.allclose(padded[:, :4], model(src, tgt_in), atol=1e-5)
+
+
+def test_attention_parameter_takes_one_name_or_one_per_kind():
+    assert attention_kinds("sigmoid") == ("sigmoid",) * 3
+    assert attention_kinds("softmax/sigmoid/sigmoid") == ("softmax", "sigmoid", "sigmoid")
+    assert ModelParams().attention == "softmax"
+    rule = dataclasses.fields(ModelParams)[[f.name for f in dataclasses.fields(ModelParams)].index("attention")]
+    assert rule.metadata["rule"]("model.attention", "sigmoid/sigmoid/sigmoid") == "sigmoid"
+    for bad in ("sigmoid/softmax", "softmax/sigmoid/relu", "", 3):
+        with pytest.raises(ConfigError, match="model.attention"):
+            rule.metadata["rule"]("model.attention", bad)
+
+
 # ------------------------------------------------------------------------ each scheme
 
 
@@ -236,7 +314,7 @@ def test_alibi_bias_and_reflection():
     assert not torch.allclose(model.encode(x[:, [1, 0, 2, 3, 4, 5]])[:, 1], model.encode(x)[:, 0], atol=1e-3)
 
 
-def test_randomized_positions_are_sorted_subsets_in_training_and_plain_in_evaluation():
+def test_randomized_positions_are_sorted_subsets_in_training_and_in_evaluation():
     torch.manual_seed(0)
     rows = random_positions(500, 10, 24)
     assert rows.shape == (500, 10) and rows.min() >= 0 and rows.max() < 24
@@ -247,8 +325,14 @@ def test_randomized_positions_are_sorted_subsets_in_training_and_plain_in_evalua
     model.train()
     assert not torch.equal(model.embed(tokens), model.embed(tokens))  # fresh positions each call
     model.eval()
-    sinusoidal = random_model("sinusoidal", dropout=0.0)
-    assert torch.equal(model.embed(tokens), sinusoidal.embed(tokens))  # evaluation: 0, 1, 2, ...
+    plain = random_model("sinusoidal", dropout=0.0).embed(tokens)
+    encoded = model.embed(tokens, encoder=True)  # evaluation draws too (Ruoss et al.), not 0, 1, 2, ...
+    assert not torch.equal(encoded, plain) and not torch.equal(encoded, model.embed(tokens, encoder=True))
+    decoder = model.positions.decoder_rows  # drawn with the encoder's, read by every decoding step
+    assert decoder.shape == (3, 7) and (decoder.diff(dim=1) > 0).all()
+    assert torch.equal(model.embed(tokens[:, 2:5], start=2), model.embed(tokens)[:, 2:5])
+    with pytest.raises(ValueError, match="at most as many tokens as the source"):
+        model.embed(torch.randint(0, 10, (3, 8)))
 
 
 def test_learned_positions_are_trained_vectors():

@@ -12,6 +12,7 @@ from pipeline.infra import files
 from pipeline.infra.errors import ConfigError, PipelineError
 from pipeline.infra.params import (
     POSITIONS,
+    STUDY_ATTENTIONS,
     STUDY_VARIANTS,
     ModelParams,
     StudyParams,
@@ -74,8 +75,9 @@ def test_every_study_variant_parses_and_builds():
     params = parse_params(with_value("study.variants", list(STUDY_VARIANTS)))
     for variant in STUDY_VARIANTS:
         p = variant_params(params, variant)
-        assert p.model.attention == ("log_length" if variant.endswith("log_length") else "softmax")
-        assert p.model.positions == variant.removesuffix("_log_length").rsplit("_", 1)[0]
+        lengths = "_fixed" if "_fixed" in variant else "_mixed"
+        positions, suffix = variant.split(lengths)
+        assert p.model.attention == STUDY_ATTENTIONS[suffix] and p.model.positions == positions
         assert p.data.train_lengths == ((10,) if "_fixed" in variant else tuple(range(1, 11)))
         t = p.study.train
         assert p.train.steps == t.steps and p.data.train_size == t.steps * t.batch_size

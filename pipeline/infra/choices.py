@@ -3,21 +3,29 @@
 # model.positions ("sort any length"): sinusoidal is the paper's (section 3.5) and the default;
 # none_encoder adds no positions in the encoder (the decoder keeps sinusoids); learned trains one
 # vector per position (both stacks); randomized gives each training sequence the sinusoids of a sorted
-# random subset of [0, max_len) (Ruoss et al., 2023), in both stacks, and positions 0, 1, 2, ... at
-# evaluation; alibi adds no vectors but -m_h |i - j| to the encoder's self-attention scores (Press et
+# random subset of [0, max_len) (Ruoss et al., 2023), in both stacks, at evaluation too as they do; alibi adds no vectors but -m_h |i - j| to the encoder's self-attention scores (Press et
 # al., 2022), while the decoder's self-attention keeps only its causal mask and cross-attention has
 # no bias (an output step has no distance to an input position); bos adds no positional vectors in
 # either stack and opens the source with BOS, as the target is opened: a key present exactly once,
 # against which attention can count.
 POSITIONS = ("sinusoidal", "none_encoder", "learned", "randomized", "alibi", "bos")
 # model.attention: softmax is the paper's softmax(QK^T / sqrt(d_k)) V; log_length multiplies each
-# query's scores by log n, n the number of keys it may look at (Chiang and Cholak, 2022).
-ATTENTIONS = ("softmax", "log_length")
+# query's scores by log n, n the number of keys it may look at (Chiang and Cholak, 2022); sigmoid
+# weighs each key on its own, sigmoid(score + b_h), so attention sums (Ramapuram et al., 2024). One
+# name for every attention, or one per kind: encoder self / decoder self / cross.
+ATTENTIONS = ("softmax", "log_length", "sigmoid")
+ATTENTION_KINDS = ("encoder", "decoder", "cross")
 # The study's variants, each a positional scheme trained on study.fixed_lengths ("fixed") or on
-# study.train_lengths ("mixed"), with the paper's softmax or, suffixed "_log_length", that attention;
-# the pipeline's own checkpoints (models/) are always in the study.
-SUFFIXES = ("", *(f"_{a}" for a in ATTENTIONS[1:]))
-STUDY_VARIANTS = tuple(f"{p}_{t}{a}" for p in POSITIONS for t in ("fixed", "mixed") for a in SUFFIXES)
+# study.train_lengths ("mixed"), with the paper's softmax or, suffixed, another attention: the
+# suffix names model.attention. The pipeline's own checkpoints (models/) are always in the study.
+STUDY_ATTENTIONS = {
+    "": "softmax",
+    "_log_length": "log_length",
+    "_sigmoid": "sigmoid",  # every attention
+    "_sigmoid_decoder": "softmax/sigmoid/sigmoid",  # the decoder's two; the encoder keeps softmax
+    "_sigmoid_cross": "softmax/softmax/sigmoid",  # cross-attention alone
+}
+STUDY_VARIANTS = tuple(f"{p}_{t}{a}" for p in POSITIONS for t in ("fixed", "mixed") for a in STUDY_ATTENTIONS)
 # Every scheme on mixed lengths, BOS on the lesson's length alone, and log-length attention with the
 # paper's positions, a relative scheme and BOS (params.yaml lists the same).
 DEFAULT_STUDY_VARIANTS = (

@@ -70,6 +70,19 @@ def one_of(*choices):
     return rule
 
 
+def per_kind(choices, kinds):
+    """One of `choices` for every kind, or one per kind joined by '/' (`softmax/sigmoid/sigmoid`)."""
+    allowed = f"one of {', '.join(choices)}, or {len(kinds)} of them joined by / ({' / '.join(kinds)})"
+
+    def rule(key, value):
+        names = value.split("/") if isinstance(value, str) else None
+        if not names or len(names) not in (1, len(kinds)) or any(n not in choices for n in names):
+            _fail(key, value, allowed)
+        return value if len(set(names)) > 1 else names[0]
+
+    return rule
+
+
 def list_of(item_rule, what, unique=False, length=None):
     allowed = f"a non-empty list of {what}" if length is None else f"a list of {length} {what}"
 

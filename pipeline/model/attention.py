@@ -1,11 +1,21 @@
 """How attention turns scores into weights: the paper's softmax and the length study's alternatives.
 
-Each function takes the scaled scores (B, h, T_q, T_k) and the additive mask (0 where a query may
-look, -inf where it may not; broadcastable, or None) and returns the weights. `WEIGHTS` maps the
-names of `model.attention` to them.
+Each scheme is a small module called with the scaled scores (B, h, T_q, T_k) and the additive mask
+(0 where a query may look, -inf where it may not; broadcastable, or None); it returns the weights.
+`WEIGHTS` maps the names of `model.attention` to them; `attention_kinds` reads that parameter, one
+name for every attention or one per kind (encoder self / decoder self / cross).
 """
 
 import torch
+from torch import nn
+
+KINDS = ("encoder", "decoder", "cross")  # encoder self-attention, decoder self-attention, cross
+
+
+def attention_kinds(attention):
+    """`softmax` -> (softmax, softmax, softmax); `softmax/sigmoid/sigmoid` -> one name per KINDS."""
+    names = tuple(attention.split("/"))
+    return names * len(KINDS) if len(names) == 1 else names
 
 
 def visible_keys(mask, size):
@@ -24,13 +34,43 @@ def softmax_weights(scores, mask):
     return scores.softmax(-1)
 
 
-def log_length_weights(scores, mask):
+class Softmax(nn.Module):
+    """The paper's weights: they sum to 1 over the keys, an average (equation 1)."""
+
+    def __init__(self, heads, sigmoid_bias):
+        super().__init__()
+
+    def forward(self, scores, mask):
+        return softmax_weights(scores, mask)
+
+
+class LogLength(Softmax):
     """Scores times log n, n the keys the query may look at, then softmax (Chiang and Cholak, 2022;
     Nakanishi, 2025): a softmax over more keys is made sharper in step, so that one key can keep
     the weight it had among fewer. Scaled before the mask: a query that sees one key has log 1 = 0
     for all its scores."""
-    scores = scores * visible_keys(mask, scores.shape[-1]).to(scores.dtype).log()
-    return softmax_weights(scores, mask)
+
+    def forward(self, scores, mask):
+        scores = scores * visible_keys(mask, scores.shape[-1]).to(scores.dtype).log()
+        return softmax_weights(scores, mask)
 
 
-WEIGHTS = {"softmax": softmax_weights, "log_length": log_length_weights}
+class Sigmoid(nn.Module):
+    """Each key weighted on its own, sigmoid(score + b_h), with a learned bias per head (Ramapuram
+    et al., 2024, section 3): the weights do not sum to 1, so attention adds instead of averaging
+    and a count read through it does not shrink as the input grows. Ramapuram et al. fix
+    b = -log n, which would divide by the length again; here b is learned from `sigmoid_bias`
+    (a negative start keeps most keys near 0). Masked keys get sigmoid(-inf) = 0 exactly."""
+
+    def __init__(self, heads, sigmoid_bias):
+        super().__init__()
+        self.bias = nn.Parameter(torch.full((heads, 1, 1), float(sigmoid_bias)))  # (h, 1, 1)
+
+    def forward(self, scores, mask):
+        if mask is not None:
+            scores = scores + mask
+        return torch.sigmoid(scores + self.bias.to(scores.dtype))
+
+
+WEIGHTS = {"softmax": Softmax, "log_length": LogLength, "sigmoid": Sigmoid}
+"""The names params.yaml accepts for each attention's weights."""

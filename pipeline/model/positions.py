@@ -92,15 +92,30 @@ class Learned(NoPositions):
 
 
 class Randomized(Sinusoidal):
-    """In training, each sequence takes the sinusoids of a sorted random subset of [0, max_len)
-    (Ruoss et al., 2023), in both stacks; in evaluation, positions 0, 1, 2, ..."""
+    """Each sequence takes the sinusoids of a sorted random subset of [0, max_len), in both stacks,
+    in training and in evaluation alike (Ruoss et al., 2023: "we also randomize at test time", so a
+    test sequence's positions look like a training sequence's, never 0, 1, 2, ...). In evaluation the
+    encoder draws the subsets of both stacks at once, one per row, and decoding reads the decoder's
+    from them, so every step of a (cached or uncached) decode sees the same positions."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.decoder_rows = None  # (B, T): the evaluation's decoder positions, drawn by the encoder
 
     def vectors(self, tokens, start, encoder):
-        if not self.training:
-            return super().vectors(tokens, start, encoder)
-        end = start + tokens.shape[1]
-        rows = random_positions(tokens.shape[0], end, self.pe.shape[0], tokens.device)  # (B, end)
-        return self.pe[rows[:, start:]]  # (B, T, d_model)
+        B, end = tokens.shape[0], start + tokens.shape[1]
+        if self.training:
+            rows = random_positions(B, end, self.pe.shape[0], tokens.device)  # (B, end)
+        elif encoder:
+            rows = random_positions(B, end, self.pe.shape[0], tokens.device)
+            self.decoder_rows = random_positions(B, end, self.pe.shape[0], tokens.device)
+        else:
+            rows = self.decoder_rows
+            if rows is None or rows.shape[0] != B or end > rows.shape[1]:
+                raise ValueError(
+                    "randomized positions decode at most as many tokens as the source they encoded"
+                )
+        return self.pe[rows[:, start:end]]  # (B, T, d_model)
 
 
 class ALiBi(NoPositions):

@@ -8,8 +8,8 @@ broadcastable to (B, h, T_q, T_k); inside the model they travel in additive form
 `additive_mask`), which gives the same scores as masked_fill and costs less.
 
 The configuration is any object with the fields of `model:` in params.yaml (d_model, heads, layers,
-d_ff, dropout, norm, positions, attention, max_len): pipeline.infra.params.ModelParams, or the copy
-a checkpoint carries.
+d_ff, dropout, norm, positions, attention, sigmoid_bias, max_len): pipeline.infra.params.ModelParams,
+or the copy a checkpoint carries.
 """
 
 import math
@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from pipeline.core.tokens import VOCAB
-from pipeline.model.attention import WEIGHTS
+from pipeline.model.attention import WEIGHTS, attention_kinds
 from pipeline.model.cache import DecoderCache, DecoderTrace, LayerCache
 from pipeline.model.positions import SCHEMES
 
@@ -47,12 +47,13 @@ def additive_mask(mask, dtype=torch.float32):
 
 class MultiHeadAttention(nn.Module):
     """Multi-head attention (section 3.2.2): self-attention when xq is xkv, cross otherwise. The
-    weights are the paper's softmax or another of attention.WEIGHTS (`attention`)."""
+    weights are the paper's softmax or another of attention.WEIGHTS (`attention`; `sigmoid_bias`
+    starts the sigmoid's learned bias)."""
 
-    def __init__(self, d_model, heads, attention="softmax"):
+    def __init__(self, d_model, heads, attention="softmax", sigmoid_bias=0.0):
         super().__init__()
         self.heads, self.d_k = heads, d_model // heads
-        self.weights = WEIGHTS[attention]
+        self.weights = WEIGHTS[attention](heads, sigmoid_bias)
         self.wq, self.wk, self.wv, self.wo = (nn.Linear(d_model, d_model) for _ in range(4))
 
     def split_heads(self, x):
@@ -99,9 +100,10 @@ class Residual(nn.Module):
 class EncoderLayer(nn.Module):
     """Self-attention, then FFN, each wrapped in residual + LayerNorm (section 3.1)."""
 
-    def __init__(self, d_model, heads, d_ff, dropout, norm="post", attention="softmax"):
+    def __init__(self, d_model, heads, d_ff, dropout, norm="post", attention="softmax", sigmoid_bias=0.0):
         super().__init__()
-        self.attn, self.ffn = MultiHeadAttention(d_model, heads, attention), feed_forward(d_model, d_ff)
+        self.attn = MultiHeadAttention(d_model, heads, attention, sigmoid_bias)
+        self.ffn = feed_forward(d_model, d_ff)
         self.sub = nn.ModuleList(Residual(d_model, dropout, norm) for _ in range(2))
 
     def forward(self, x, src_mask=None):
@@ -110,12 +112,16 @@ class EncoderLayer(nn.Module):
 
 
 class DecoderLayer(nn.Module):
-    """Masked self-attention, cross-attention over the memory, FFN (section 3.1)."""
+    """Masked self-attention, cross-attention over the memory, FFN (section 3.1); `attention` and
+    `cross_attention` name each one's weights."""
 
-    def __init__(self, d_model, heads, d_ff, dropout, norm="post", attention="softmax"):
+    def __init__(
+        self, d_model, heads, d_ff, dropout, norm="post", attention="softmax", cross_attention="softmax",
+        sigmoid_bias=0.0,
+    ):
         super().__init__()
-        self.attn = MultiHeadAttention(d_model, heads, attention)
-        self.cross = MultiHeadAttention(d_model, heads, attention)
+        self.attn = MultiHeadAttention(d_model, heads, attention, sigmoid_bias)
+        self.cross = MultiHeadAttention(d_model, heads, cross_attention, sigmoid_bias)
         self.ffn = feed_forward(d_model, d_ff)
         self.sub = nn.ModuleList(Residual(d_model, dropout, norm) for _ in range(3))
 
@@ -167,9 +173,10 @@ class Transformer(nn.Module):
         c = self.config = config
         self.embedding = nn.Embedding(vocab, c.d_model)  # shared: encoder in, decoder in, logits
         self.register_buffer("causal", additive_mask(causal_mask(c.max_len)), persistent=False)
-        layer_args = (c.d_model, c.heads, c.d_ff, c.dropout, c.norm, c.attention)
-        self.encoder = nn.ModuleList(EncoderLayer(*layer_args) for _ in range(c.layers))
-        self.decoder = nn.ModuleList(DecoderLayer(*layer_args) for _ in range(c.layers))
+        encoder, decoder, cross = attention_kinds(c.attention)
+        args, bias = (c.d_model, c.heads, c.d_ff, c.dropout, c.norm), c.sigmoid_bias
+        self.encoder = nn.ModuleList(EncoderLayer(*args, encoder, bias) for _ in range(c.layers))
+        self.decoder = nn.ModuleList(DecoderLayer(*args, decoder, cross, bias) for _ in range(c.layers))
         # Pre-norm leaves the residual stream un-normalised: a final LayerNorm closes each stack.
         final = c.norm == "pre"
         self.encoder_norm = nn.LayerNorm(c.d_model) if final else nn.Identity()
