@@ -194,7 +194,7 @@ def test_log_length_attention_decodes_and_pads_as_softmax_does(positions):
 
 # ------------------------------------------------------------------------ sigmoid attention
 
-PER_KIND = ("sigmoid", "softmax/sigmoid/sigmoid", "softmax/softmax/sigmoid", "log_length/softmax/sigmoid")
+PER_KIND = ("sigmoid", "softmax/sigmoid/sigmoid", "softmax/softmax/sigmoid", "none/sigmoid/sigmoid")
 
 
 def test_sigmoid_weights_padded_and_future_keys_exactly_zero():
@@ -228,9 +228,7 @@ def test_sigmoid_attention_decodes_pads_and_searches_as_softmax_does(positions, 
     model = random_model(positions, dropout=0.0, attention=attention, sigmoid_bias=-2.0)
     kinds = attention_kinds(attention)
     enc, dec = model.encoder[0], model.decoder[0]
-    assert [type(a.weights).__name__.lower() for a in (enc.attn, dec.attn, dec.cross)] == [
-        k.replace("_", "") for k in kinds
-    ]
+    assert [type(a.weights) for a in (enc.attn, dec.attn, dec.cross)] == [WEIGHTS[k] for k in kinds]
     src, lengths = padded_sources(48, 9)
     mask = padding_mask(lengths, 9)
     for out_len in (9, 14):
@@ -244,6 +242,13 @@ def test_sigmoid_attention_decodes_pads_and_searches_as_softmax_does(positions, 
     mask = padding_mask(torch.tensor([4, 4]), 9)
     padded = model(torch.cat([src, junk], 1), torch.cat([tgt_in, junk], 1), mask)
     assert torch.allclose(padded[:, :4], model(src, tgt_in), atol=1e-5)
+
+
+def test_no_attention_leaves_each_token_on_its_own():
+    attn = MultiHeadAttention(8, 2, "none")
+    x = torch.randn(1, 5, 8)
+    alone = attn(x[:, :1], x[:, :1])
+    assert torch.allclose(attn(x, x)[:, :1], alone) and torch.allclose(alone[0, 0], attn.wo.bias)
 
 
 def test_attention_parameter_takes_one_name_or_one_per_kind():

@@ -11,9 +11,10 @@
 POSITIONS = ("sinusoidal", "none_encoder", "learned", "randomized", "alibi", "bos")
 # model.attention: softmax is the paper's softmax(QK^T / sqrt(d_k)) V; log_length multiplies each
 # query's scores by log n, n the number of keys it may look at (Chiang and Cholak, 2022); sigmoid
-# weighs each key on its own, sigmoid(score + b_h), so attention sums (Ramapuram et al., 2024). One
-# name for every attention, or one per kind: encoder self / decoder self / cross.
-ATTENTIONS = ("softmax", "log_length", "sigmoid")
+# weighs each key on its own, sigmoid(score + b_h), so attention sums (Ramapuram et al., 2024); none
+# attends to nothing (weights 0). One name for every attention, or one per kind: encoder self /
+# decoder self / cross.
+ATTENTIONS = ("softmax", "log_length", "sigmoid", "none")
 ATTENTION_KINDS = ("encoder", "decoder", "cross")
 # The study's variants, each a positional scheme trained on study.fixed_lengths ("fixed") or on
 # study.train_lengths ("mixed"), with the paper's softmax or, suffixed, another attention: the
@@ -24,6 +25,7 @@ STUDY_ATTENTIONS = {
     "_sigmoid": "sigmoid",  # every attention
     "_sigmoid_decoder": "softmax/sigmoid/sigmoid",  # the decoder's two; the encoder keeps softmax
     "_sigmoid_cross": "softmax/softmax/sigmoid",  # cross-attention alone
+    "_sums": "none/sigmoid/sigmoid",  # every count a sum: no encoder attention, sigmoid in the decoder
 }
 STUDY_VARIANTS = tuple(f"{p}_{t}{a}" for p in POSITIONS for t in ("fixed", "mixed") for a in STUDY_ATTENTIONS)
 # Every scheme on mixed lengths, BOS on the lesson's length alone, and log-length attention with the

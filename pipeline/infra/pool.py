@@ -17,16 +17,26 @@ def seed_workers(jobs):
     return min(len(jobs), 2 * (os.cpu_count() or 1))
 
 
-def run_jobs(function, jobs, workers=None):
+def run_jobs(function, jobs, workers=None, on_result=None):
     """`function(*args)` for each args of `jobs`, `workers` at a time (default: one per core) in
-    spawned processes; results in the order of `jobs`. One worker runs them in this process."""
+    spawned processes; results in the order of `jobs`. One worker runs them in this process.
+    `on_result(index, result)` sees each result as soon as it and those before it are done (to save
+    long work as it goes)."""
     workers = workers or max(1, min(len(jobs), os.cpu_count() or 1))
+    on_result = on_result or (lambda index, result: None)
     if workers == 1:
-        return [function(*args) for args in jobs]
+        results = []
+        for index, args in enumerate(jobs):
+            results.append(function(*args))
+            on_result(index, results[-1])
+        return results
     pool = multiprocessing.get_context("spawn").Pool(workers, initializer=ignore_sigint)
     try:
         handles = [pool.apply_async(function, args) for args in jobs]
-        results = [h.get() for h in handles]
+        results = []
+        for index, handle in enumerate(handles):
+            results.append(handle.get())
+            on_result(index, results[-1])
         pool.close()
         return results
     finally:

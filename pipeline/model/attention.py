@@ -72,5 +72,13 @@ class Sigmoid(nn.Module):
         return torch.sigmoid(scores + self.bias.to(scores.dtype))
 
 
-WEIGHTS = {"softmax": Softmax, "log_length": LogLength, "sigmoid": Sigmoid}
+class NoAttention(Softmax):
+    """Weights 0 everywhere: the sublayer adds only W^O's bias, so each token stays on its own and
+    its representation cannot depend on how long the sequence is."""
+
+    def forward(self, scores, mask):
+        return torch.zeros_like(scores)
+
+
+WEIGHTS = {"softmax": Softmax, "log_length": LogLength, "sigmoid": Sigmoid, "none": NoAttention}
 """The names params.yaml accepts for each attention's weights."""

@@ -37,7 +37,8 @@ from pipeline.study.variant import variant_params, variant_path
 
 METRICS_PATH = "metrics/study.json"
 OUT_DIR = Path("metrics/study")
-BAR, BAR_LENGTHS = 0.99, range(1, 21)  # the length study's bar: >= 99 % exact sequences at every length 1-20
+# The length study's bar: >= 99 % exact sequences at every length 1-20 (mean over seeds), no seed below 98 %
+BAR, BAR_LENGTHS, SEED_FLOOR = 0.99, range(1, 21), 0.98
 
 
 def test_checkpoint(seed, tests, batch_size, device, diagnosis_lengths):
@@ -84,7 +85,14 @@ def summarise(per_seed, lengths):
     worst = min((n for n in tested if n in BAR_LENGTHS), key=lambda n: out[f"length_{n}_seq_acc"])
     out["min_seq_acc_1_20"] = out[f"length_{worst}_seq_acc"]
     out["worst_length_1_20"] = worst
-    out["meets_bar"] = set(BAR_LENGTHS) <= set(tested) and out["min_seq_acc_1_20"] >= BAR
+    bar_keys = {f"length_{n}_seq_acc" for n in BAR_LENGTHS}
+    seeds_1_20 = [v for k, v in out.items() if "_seed" in k and k.split("_seed")[0] in bar_keys]
+    out["min_seed_seq_acc_1_20"] = min(seeds_1_20, default=0.0)  # the bar's floor for any one seed
+    out["meets_bar"] = (
+        set(BAR_LENGTHS) <= set(tested)
+        and out["min_seq_acc_1_20"] >= BAR
+        and out["min_seed_seq_acc_1_20"] >= SEED_FLOOR
+    )
     reach = 0  # the longest L with every length 1..L at the bar
     while reach + 1 in tested and out[f"length_{reach + 1}_seq_acc"] >= BAR:
         reach += 1
