@@ -16,7 +16,7 @@ from pipeline.model.transformer import Transformer, count_parameters
 from pipeline.report.benchmark_figure import load_benchmark, plot_benchmark
 from pipeline.tools.benchmark import machine, train_step
 from pipeline.tools.benchmark.output import write_results
-from pipeline.tools.benchmark.reference_model import ReferenceTransformer
+from pipeline.probes.reference import ReferenceTransformer
 from pipeline.tools.benchmark.timing import interleaved, round_robin, spread
 from tests.conftest import tiny_params
 

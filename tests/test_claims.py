@@ -27,9 +27,44 @@ def test_seed_range_widens_by_the_margin_and_no_more():
     assert seed_range("a", "s", "c", 0.0, [0.001, 0.013], 0.001).status == "pass"
 
 
-def test_accuracy_margin_is_twice_the_binomial_standard_error():
-    assert accuracy_margin(0.5, 1000) == pytest.approx(2 * (0.25 / 1000) ** 0.5)
-    assert accuracy_margin(0.0, 1000) == 0.001  # the printed precision, 0.1 point
+def test_accuracy_margin_is_twice_the_standard_error_of_the_difference():
+    assert accuracy_margin(0.5, 1000, 10_000) == pytest.approx(2 * (0.25 / 1000 + 0.25 / 10_000) ** 0.5)
+    assert accuracy_margin(0.5, 1000, 10_000) > accuracy_margin(0.5, 1000, 10**9)  # both sides count
+    assert accuracy_margin(0.0, 1000, 10_000) == 0.001  # the printed precision, 0.1 point
+
+
+def test_seed_range_says_where_the_lessons_value_falls():
+    seeds = [0.1 * i for i in range(10)]
+    assert "above 7 of 10 seeds (percentile 70" in seed_range("a", "s", "c", 0.65, seeds, 0.0).seeds
+    assert "above every seed" in seed_range("a", "s", "c", 5.0, seeds, 0.0).seeds
+    assert "below every seed" in seed_range("a", "s", "c", -1.0, seeds, 0.0).seeds
+
+
+def test_loss_margin_leaves_out_the_trend():
+    """A loss falling in a straight line with small noise: the margin is the noise, not the fall."""
+    import numpy as np
+
+    from pipeline.report.claims.training import loss_noise
+
+    rng = np.random.default_rng(0)
+    losses = list(1.0 - 0.002 * np.arange(300) + rng.normal(0, 0.01, 300))
+    assert loss_noise([losses], 300) == pytest.approx(0.01, rel=0.2)
+    assert np.std(losses[200:300]) > 0.05  # what the trend alone would have added
+
+
+def test_every_lesson_claim_quotes_the_lessons_words_verbatim():
+    from pathlib import Path
+
+    from pipeline.core.lesson import lesson_words
+
+    words = lesson_words()
+    assert len(words) > 70 and sum(bool(w) for w in words.values()) > 65
+    seeds = Path(__file__).parents[2] / "shared" / "seeds"
+    texts = [p.read_text() for p in sorted(seeds.glob("0*.txt"))]
+    if not texts:
+        pytest.skip("the lessons are not on this machine")
+    missing = [i for i, w in words.items() if w and not any(w in t for t in texts)]
+    assert not missing, f"words not found verbatim in the lessons: {missing}"
 
 
 def test_about_allows_five_percent():

@@ -9,7 +9,7 @@ import torch
 from pipeline.infra.checkpoint import load_checkpoint
 from pipeline.infra.params import ModelParams
 from pipeline.model.transformer import Transformer, padding_mask
-from pipeline.tools.benchmark.reference_model import reference_copy
+from pipeline.probes.reference import reference_copy
 
 CHECKPOINTS = sorted((Path(__file__).parents[1] / "models").glob("seed_*.pt"))  # where trained
 

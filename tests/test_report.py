@@ -92,9 +92,9 @@ def test_wrapping_keeps_markdown_meaning():
 def test_claims_csv_quotes_as_the_csv_module_does():
     text = claims_csv([NOTE, Claim("x", "s", 'say "hi", twice', "1", "1", "exact", "pass")])
     assert text.splitlines() == [
-        "id,source,claim,expected,reproduced,tolerance,status",
-        "l10-time,lesson 10,a | in the claim,about 10 s,not a result,hardware,note",
-        'x,s,"say ""hi"", twice",1,1,exact,pass',
+        "id,source,claim,expected,reproduced,tolerance,status,seeds,words",
+        "l10-time,lesson 10,a | in the claim,about 10 s,not a result,hardware,note,,",
+        'x,s,"say ""hi"", twice",1,1,exact,pass,,',
     ]
     assert text.endswith("\n") and "\r" not in text
 

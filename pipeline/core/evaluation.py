@@ -6,7 +6,11 @@ import torch
 
 from pipeline.core.batching import make_batch
 from pipeline.core.decoding import accuracy, beam_search, greedy, greedy_cached, teacher_forced
+from pipeline.core.lesson import EXAMPLE_INPUT
+from pipeline.core.training import MODELS_DIR, resolve_device
+from pipeline.infra.checkpoint import check_fits, checkpoint_path, load_checkpoint
 from pipeline.infra.tables import csv_text
+from pipeline.probes.reference import reference_gap
 
 METRICS_PATH = "metrics/evaluate.json"
 HEADLINE = ("greedy_seq_acc", "greedy_seq_acc_std", "tf_seq_acc", "beam_seq_acc")
@@ -52,6 +56,30 @@ def evaluate_model(model, test, lengths, batch_size, device, beam_size=4, length
         wrong = (pred != target_t).any(1).nonzero().flatten().tolist()
         failures[n] = [(source[i].tolist(), pred[i].tolist(), target[i].tolist()) for i in wrong]
     return results, failures
+
+
+REFERENCE_ROWS = 1000  # teacher-forced sequences on which ours and nn.Transformer are compared
+
+
+def evaluate_seed(params, seed, test):
+    """Worker: one checkpoint's accuracies at every test length, its greedy failures, the lesson's
+    example, and how far its logits lie from nn.Transformer's holding the same weights."""
+    torch.set_num_threads(1)  # the same bytes on any machine, however many run beside it
+    device, lengths, ev = resolve_device(params.train.device), params.data.test_lengths, params.evaluate
+    path = checkpoint_path(MODELS_DIR, seed)
+    model, _ = load_checkpoint(path, device)
+    check_fits(model, lengths, path)
+    results, failures = evaluate_model(model, test, lengths, ev.batch_size, device, ev.beam_size, ev.length_penalty)
+    result = {**headline(results, params.data.train_lengths, lengths), **results}
+    n = max(params.data.train_lengths) if max(params.data.train_lengths) in lengths else lengths[0]
+    rows = slice(0, REFERENCE_ROWS)
+    source, target = test[f"source_{n}"][rows], test[f"target_{n}"][rows]
+    batch = make_batch(source, target, np.full(len(source), n))
+    model.cpu()
+    for dtype in (torch.float64, torch.float32):
+        result[f"reference_max_diff_{str(dtype).split('.')[-1]}"] = reference_gap(model, batch.src, batch.tgt_in, dtype)
+    shown = {length: rows[: ev.show_failures] for length, rows in failures.items()}
+    return result, shown, cross_attention_example(model, EXAMPLE_INPUT, "cpu")
 
 
 def headline(results, trained_lengths, test_lengths):

@@ -4,8 +4,21 @@ Each value carries the lesson's own words (Spanish), so that a reader can find i
 lesson 10, "Implementarlo entero" (002_2821ac794a08d866.txt, cited here as L10) and lesson 6,
 "Apilar sin perder lo de abajo" (000_d57fe2a1e816378e.txt, L6).
 Values the lesson prints with a fixed precision are kept as text: the digits it prints are the
-claim ("0.0" is not "0").
+claim ("0.0" is not "0"). lesson_words.csv holds, for each row of the claims table, the lesson's
+words it checks, verbatim (the claims table's `words` column).
 """
+
+import csv
+from pathlib import Path
+
+WORDS_PATH = Path(__file__).with_name("lesson_words.csv")
+
+
+def lesson_words():
+    """{claim id: the lesson's own words it checks}, from lesson_words.csv."""
+    with WORDS_PATH.open(newline="") as f:
+        return {row["id"]: row["words"] for row in csv.DictReader(f)}
+
 
 # --- Lesson 10, part 1: attention and layers ---------------------------------------------------
 
@@ -27,6 +40,8 @@ ENCODER_LAYER_LAYERNORM_PARAMS = 128
 CROSS_ATTENTION_TABLE = "7 x 10"
 DECODER_LAYER_OUTPUT_SHAPE = "(2, 7, 32)"
 DECODER_LAYER_PARAMS = 16_992
+# L10: 'tres subcapas, tres LayerNorm' (3 x 2 x 32 parameters)
+DECODER_LAYER_LAYERNORMS = "3 (192)"
 
 # --- Lesson 10, part 2: the model --------------------------------------------------------------
 
@@ -66,6 +81,9 @@ LOSS_GAP_TO_FLOOR = 0.065
 # L10: 'greedy         : secuencias 99.5% · dígitos 99.9%'
 #      'teacher forcing: secuencias 99.5% · dígitos 99.9%' ('Igual que con teacher forcing.')
 GREEDY_SEQ_ACC, GREEDY_DIGIT_ACC = 0.995, 0.999
+# L10: 'x, y, y_in = datos(1000, torch.Generator().manual_seed(123))   # 1000 nuevas': every accuracy
+# the lesson reports is over 1,000 sequences (the length table's too, with manual_seed(5))
+TEST_SIZE = 1000
 TEACHER_FORCING_SEQ_ACC, TEACHER_FORCING_DIGIT_ACC = 0.995, 0.999
 # L10: 'entrada: 2 9 2 0 0 2 6 7 9 4' / 'salida:  0 0 2 2 2 4 6 7 9 9'
 EXAMPLE_INPUT = [2, 9, 2, 0, 0, 2, 6, 7, 9, 4]
@@ -94,9 +112,9 @@ ENCODER_BLOCK_PARAMS = 3_150_336
 SIX_ENCODER_BLOCKS_PARAMS = 18.9e6
 # L6 quiz: 'x + LayerNorm(Sublayer(x)), es una operación distinta de la del artículo. True'
 POST_NORM_DIFFERS_FROM_X_PLUS_NORM = True
-# L6, LayerNorm cell (default_rng(7)): 'Las cinco filas entran con medias entre 0.98 y 2.89'; the text
-# gives only that range, the five means are what its cell prints
-LAYERNORM_INPUT_ROW_MEANS = ("2.772", "2.894", "0.984", "1.743", "2.656")
+# L6, LayerNorm cell (default_rng(7)): 'entran con medias entre $0.98$ y $2.89$' (the lesson states only
+# that range, not each row's mean)
+LAYERNORM_INPUT_MEAN_RANGE = "0.98 to 2.89"
 # L6: 'salen con media 0 y desviación 1; con γ = 4 y β = −1 salen con media −1 y desviación 4'
 LAYERNORM_OUTPUT_MEAN_STD = "0, 1"
 LAYERNORM_AFFINE_MEAN_STD = "-1, 4"

@@ -30,9 +30,9 @@ class DataParams:
     """The sorting task: sources of random digits, targets their sorted copy."""
 
     train_lengths: tuple = spec((10,), list_of(POSITIVE_INT, "integers >= 1", unique=True))
-    train_size: int = spec(76_800, POSITIVE_INT)
+    train_size: int = spec(768_000, POSITIVE_INT)
     test_lengths: tuple = spec((6, 8, 10, 12, 14), list_of(POSITIVE_INT, "integers >= 1", True))
-    test_size: int = spec(1000, POSITIVE_INT)
+    test_size: int = spec(10_000, POSITIVE_INT)
     seed: int = spec(0, int_at_least(0))
 
 
@@ -70,7 +70,9 @@ class Recipe:
 
 @dataclass(frozen=True)
 class TrainParams(Recipe):
-    """The lesson's model's training: the recipe, with progress and resume."""
+    """The lesson's model's training: the recipe on ten seeds, with progress and resume."""
+
+    seeds: tuple = spec(tuple(range(10)), list_of(int_at_least(0), "integers >= 0", unique=True))
 
     log_every: int = spec(300, POSITIVE_INT)
     resume_every: int = spec(0, int_at_least(0))  # 0: off; N: save a resumable state every N steps

@@ -4,12 +4,12 @@ Parameter counts, shapes, the causal-mask test of the MultiHead demo, the shared
 of the code, not of training, recorded so the report can set them against the lesson.
 """
 
-import math
-
+import numpy as np
 import torch
 from torch import nn
 
-from pipeline.core.tokens import VOCAB
+from pipeline.core.batching import make_batch
+from pipeline.core.tokens import BOS, VOCAB
 from pipeline.infra.params import ModelParams
 from pipeline.model.transformer import (
     DecoderLayer,
@@ -22,7 +22,26 @@ from pipeline.model.transformer import count_parameters as count
 
 METRICS_PATH = "metrics/architecture.json"
 HEADLINE = ("model_params", "encoder_layer_params", "decoder_layer_params")
+HEAD_COUNTS = (1, 2, 4, 8, 16, 32)  # lesson 6's aside: "el coste no depende de h"
 LESSON_CONFIG = ModelParams()  # lesson 10: d_model 32, 4 heads, 2 + 2 layers, d_ff 128, post-norm
+
+
+def embedding_scale(model):
+    """The factor embed() puts on E's rows, read from its output: (embed(t) - PE) / E[t], by least
+    squares over every token (dropout off), not from the formula."""
+    tokens = torch.arange(VOCAB)[None]  # (1, V): every token once, at positions 0..V-1
+    rows = model.embedding.weight[tokens[0]]  # (V, d_model)
+    scaled = model.embed(tokens)[0] - model.positions.vectors(tokens, 0, encoder=False)
+    return float((scaled * rows).sum() / (rows * rows).sum())
+
+
+def decoder_input_is_shifted_target():
+    """Lesson 10: "la salida correcta corrida un lugar, con BOS adelante": tgt_in = [BOS] + y[:-1]."""
+    source = np.array([[3, 1, 2], [9, 9, 0]])
+    target = np.sort(source, axis=1)
+    batch = make_batch(source, target, np.array([3, 3]))
+    expected = torch.cat([torch.full((2, 1), BOS), torch.as_tensor(target[:, :-1], dtype=torch.long)], 1)
+    return bool(torch.equal(batch.tgt_in, expected))
 
 
 def causal_mask_demo(d_model, heads, seed):
@@ -70,6 +89,8 @@ def measure(config: ModelParams, seed=0):
     memory, written = torch.randn(2, 10, c.d_model), torch.randn(2, 7, c.d_model)
     trace = []
     dec_out = dec(written, memory, causal_mask(7), trace=trace)
+    cross = trace[0].cross_attention  # (B, h, 7, 10): every written token over every input token
+    _, self_weights = dec.attn(written, written, causal_mask(7), return_weights=True)
     logits = model.decode(torch.tensor([[10]]), model.encode(torch.tensor([[1, 2, 3]])))
     embeddings = [m for m in model.modules() if isinstance(m, nn.Embedding)]
     norms = [m for m in model.modules() if isinstance(m, nn.LayerNorm)]
@@ -82,13 +103,23 @@ def measure(config: ModelParams, seed=0):
         "encoder_layer_layernorm_params": sum(count(s.ln) for s in enc.sub),
         "encoder_layer_output_shape": list(enc(torch.randn(2, 10, c.d_model)).shape),
         "decoder_layer_params": count(dec),
+        "decoder_layer_attention_params": count(dec.attn) + count(dec.cross),
+        "decoder_layer_ffn_params": count(dec.ffn),
+        "decoder_layer_layernorms": len(dec.sub),
+        "decoder_layer_layernorm_params": sum(count(s.ln) for s in dec.sub),
+        "cross_attention_sees_every_input": bool((cross > 0).all()),
+        "attention_rows_sum_to_one": bool(torch.allclose(cross.sum(-1), torch.ones(()), atol=1e-6)),
+        "self_attention_future_weight": float(self_weights.triu(1).abs().max()),
+        "attention_matrices": sum(isinstance(m, nn.Linear) for m in enc.attn.modules()),
+        "attention_params_heads_1_to_32": [count(MultiHeadAttention(c.d_model, h)) for h in HEAD_COUNTS],
+        "decoder_input_is_shifted_target": decoder_input_is_shifted_target(),
         "decoder_layer_output_shape": list(dec_out.shape),
         "cross_attention_table_shape": list(trace[0].cross_attention.shape[-2:]),
         "model_params": count(model),
         "embedding_params": model.embedding.weight.numel(),
         "embedding_rows": model.embedding.weight.shape[0],
         "embedding_matrices": len(embeddings),
-        "embedding_scale": math.sqrt(c.d_model),
+        "embedding_scale": embedding_scale(model),
         "logits_shape": list(logits.shape),
         "vocab": VOCAB,
         "layernorm_eps": norms[0].eps,

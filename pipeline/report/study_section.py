@@ -2,6 +2,7 @@
 numbers: the variants, their accuracy by length, the bar's verdict, what the variants show, and the
 diagnosis text. Numbers stay in the tables; the prose says what they show."""
 
+from pipeline.report import search_section
 from pipeline.report.study_metrics import at_bar
 from pipeline.report.study_tables import accuracy_table, first_error_table, variants_table
 from pipeline.study.ranking import best_variant
@@ -10,13 +11,16 @@ from pipeline.study.text import pct
 RERUN = [
     "Every variant of `study.variants` is a stage of its own (`variant@<name>`, its results in "
     "`metrics/variants/<name>.json`), so DVC caches each apart: adding a name to `study.variants` trains "
-    "that variant only, and a fresh clone reuses the committed results instead of retraining. A variant "
-    "trains its seeds side by side, one process each: about a minute on two cores. To rerun one "
-    "variant, or to try others:",
+    "that variant only, and a fresh clone reuses the committed results instead of retraining. The "
+    "default study is lean: the lesson's model, the best softmax variant, the best log-length variant "
+    "and the best of the sums. The other schemes stay one command away, as queued experiments:",
     "",
     "```",
-    "dvc repro -f variant@bos_mixed",
-    "dvc exp run -S 'study.variants=[bos_mixed,none_encoder_mixed_log_length,learned_mixed_log_length]'",
+    "dvc exp run --queue -S 'study.variants=[sinusoidal_mixed,none_encoder_mixed,learned_mixed,alibi_mixed]'",
+    "dvc exp run --queue -S 'study.variants=[randomized_mixed,bos_fixed,sinusoidal_mixed_log_length]'",
+    "dvc exp run --queue -S 'study.variants=[alibi_mixed_log_length,bos_mixed_sigmoid_decoder]'",
+    "dvc queue start && dvc exp show --only-changed",
+    "dvc repro -f variant@bos_mixed        # one variant again",
     "```",
 ]
 
@@ -40,7 +44,7 @@ def headline(metrics, variants, bar):
     )
 
 
-def section(metrics, meta, diagnosis_md, diag=None):
+def section(metrics, meta, diagnosis_md, diag=None, search=None):
     """The report's "Length generalisation" section, as Markdown lines."""
     bar = meta["bar"]
     lines = [
@@ -63,6 +67,7 @@ def section(metrics, meta, diagnosis_md, diag=None):
         "",
         diagnosis_md.strip(),
         "",
+        *search_section.section(search or {"rows": []}),
         *RERUN,
         "",
     ]

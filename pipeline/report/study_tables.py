@@ -10,13 +10,20 @@ SCHEMES = {
     "none_encoder": "no positions in the encoder: it cannot tell x from x written twice (a test checks "
     "it), so it sees proportions only",
     "learned": "one trained vector per position; those past the longest training length stay untrained",
-    "randomized": "sinusoids at a sorted random subset of [0, max_len) in training, 0, 1, 2, ... when tested",
+    "randomized": "sinusoids at a sorted random subset of [0, max_len), drawn afresh for every sequence in "
+    "training and in testing alike (Ruoss et al., 2023)",
     "alibi": "a distance bias in the encoder's self-attention, no position vectors",
     "bos": "no position vectors; BOS opens the source as it opens the target",
 }
 ATTENTIONS = {
     "log_length": "each query's scores times log n, n the keys it may see, so that a softmax over more "
     "keys is sharper in step",
+    "softmax/sigmoid/sigmoid": "softmax in the encoder; in the decoder's self- and cross-attention each key "
+    "weighted on its own, sigmoid(score + b_h) with a learned bias per head (Ramapuram et al., 2024), so "
+    "attention adds instead of averaging",
+    "none/sigmoid/sigmoid": "no attention in the encoder (each input token stays itself, whatever the "
+    "length), and sigmoid weights in the decoder's two attentions: every count the decoder reads is a sum",
+    "sigmoid": "sigmoid weights, sigmoid(score + b_h), in every attention",
 }
 FIRST_ERROR_WORDS = {
     "too_few_copies": "moved on too early",

@@ -6,8 +6,6 @@ A thin entry point that reads inputs and writes outputs; the work is in pipeline
 
 import time
 
-import torch
-
 from pipeline.core.data import TEST_PATH, load_npz
 from pipeline.core.evaluation import (
     EXAMPLE_PATH,
@@ -15,19 +13,16 @@ from pipeline.core.evaluation import (
     HEADLINE_PATTERN,
     LENGTH_TABLE_PATH,
     METRICS_PATH,
-    cross_attention_example,
-    evaluate_model,
-    headline,
+    evaluate_seed,
     length_table,
     show_failures,
 )
 from pipeline.core.lesson import EXAMPLE_INPUT as LESSON_EXAMPLE
-from pipeline.core.training import MODELS_DIR, resolve_device
 from pipeline.infra import files, runlog
-from pipeline.infra.checkpoint import check_fits, checkpoint_path, load_checkpoint
 from pipeline.infra.errors import stage_entry
 from pipeline.infra.metrics import write as write_metrics
 from pipeline.infra.params import load_params
+from pipeline.infra.pool import run_jobs
 from pipeline.infra.stats import across_seeds
 
 
@@ -35,26 +30,17 @@ from pipeline.infra.stats import across_seeds
 def main():
     start = time.perf_counter()
     params = load_params()
-    torch.set_num_threads(1)  # the same bytes on any machine; decoding here is cheap
-    device = resolve_device(params.train.device)
     lengths = params.data.test_lengths
     test = load_npz(TEST_PATH, [f"{k}_{n}" for n in lengths for k in ("source", "target")])
+    jobs = [(params, seed, test) for seed in params.train.seeds]
     per_seed, example = {}, None
-    for seed in params.train.seeds:
-        path = checkpoint_path(MODELS_DIR, seed)
-        model, _ = load_checkpoint(path, device)
-        check_fits(model, lengths, path)
-        ev = params.evaluate
-        results, failures = evaluate_model(
-            model, test, lengths, ev.batch_size, device, ev.beam_size, ev.length_penalty
-        )
-        per_seed[seed] = {**headline(results, params.data.train_lengths, lengths), **results}
-        r = per_seed[seed]
+    for (_, seed, _), (result, failures, seen) in zip(jobs, run_jobs(evaluate_seed, jobs), strict=True):
+        per_seed[seed] = r = result
         print(
             f"seed {seed}: greedy {r['greedy_seq_acc']:.1%} sequences, {r['greedy_digit_acc']:.1%} "
-            f"digits; teacher forcing {r['tf_seq_acc']:.1%}, {r['tf_digit_acc']:.1%}"
+            f"digits; teacher forcing {r['tf_seq_acc']:.1%}, {r['tf_digit_acc']:.1%}; "
+            f"nn.Transformer with its weights differs by {r['reference_max_diff_float32']:.1e} (float32)"
         )
-        seen = cross_attention_example(model, LESSON_EXAMPLE, device)
         if example is None:  # the first seed's attention maps; every seed's output
             example = {"seed": seed, **seen, "outputs_by_seed": {}}
             print(f"seed {seed}: some greedy failures (input / predicted / expected)")

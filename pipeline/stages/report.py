@@ -17,9 +17,10 @@ from pipeline.report.environment import environment_lines
 from pipeline.report.findings.summary import all_findings
 from pipeline.report.inputs import read_json, read_losses
 from pipeline.report.readme import render_readme
+from pipeline.report.seed_figure import plot_seed_distributions
 
 REPORTS = Path("reports")
-SAVED = ("architecture", "data", "train", "evaluate", "probe", "study")  # metrics/<name>/summary.json
+SAVED = ("architecture", "data", "train", "evaluate", "norm", "probe", "study")  # metrics/<name>/summary.json
 CLAIMS_METRICS = "metrics/report.json"  # the claims' verdict, compared across experiments
 
 
@@ -32,16 +33,18 @@ def main():
     m["example"] = read_json("metrics/evaluate/example.json")
     m["study_meta"] = read_json("metrics/study/meta.json")
     m["diagnosis"] = read_json("metrics/study/diagnosis.json")
+    m["search"] = read_json("metrics/search.json")  # the length study's search: a tool's, not a stage's
     claims = all_claims(params, m, read_losses("metrics/train", params.train.seeds))
     draw_figures(params, m, REPORTS / "figures")
+    plot_seed_distributions(claims, REPORTS / "figures" / "seed_distributions.png")
     files.write_text(REPORTS / "claims.csv", claims_csv(claims))
     study = study_section.section(
-        m["study"], m["study_meta"], Path("metrics/study/diagnosis.md").read_text(), m["diagnosis"]
+        m["study"], m["study_meta"], Path("metrics/study/diagnosis.md").read_text(), m["diagnosis"], m["search"]
     )
     readme = render_readme(
         seeds=params.train.seeds,
         claims=claims,
-        findings=all_findings(params, m),
+        findings=all_findings(params, m, claims),
         notes=read_json("metrics/probe/notes.json"),
         study=study,
         environment=environment_lines(),

@@ -2,7 +2,12 @@
 paper's shared embedding (metrics/architecture/summary.json)."""
 
 from pipeline.core import lesson
-from pipeline.report.claims.rules import L6, L10, PAPER, exact, printed
+from pipeline.report.claims.rules import L6, L10, PAPER, exact, note, printed
+
+DECODER_EXTRA_REASON = (
+    "the lesson's words leave out the third sublayer's LayerNorm: the difference is one attention and "
+    "one LayerNorm"
+)
 
 
 def architecture_claims(a):
@@ -13,6 +18,11 @@ def architecture_claims(a):
     widths = ", ".join(str(tuple(x)) for x in a["paper_width_output_shapes"])
     at_512 = f"(1, 7, {lesson.PAPER_D_MODEL}), (1, 30, {lesson.PAPER_D_MODEL})"
     matrices = a["embedding_matrices"]
+    enc, dec = a["encoder_layer_params"], a["decoder_layer_params"]
+    ln = a["decoder_layer_layernorm_params"] // a["decoder_layer_layernorms"]
+    extra = f"{dec:,} - {enc:,} = {dec - enc:,} = {a['encoder_layer_attention_params']:,} + {ln} (one LayerNorm)"
+    counts = set(a["attention_params_heads_1_to_32"])
+    by_heads = f"{counts.pop()} for every h" if len(counts) == 1 else f"{sorted(counts)} by h"
     # fmt: off
     # A table: one claim a line, a hanging second line where the claim's words are long.
     return [
@@ -51,7 +61,23 @@ def architecture_claims(a):
               at_512, widths),
         exact("l6-quiz-order", L6, "quiz: x + LayerNorm(Sublayer(x)) differs from the paper's operation",
               lesson.POST_NORM_DIFFERS_FROM_X_PLUS_NORM, a["post_norm_differs_from_x_plus_norm"]),
-        printed("paper-emb-scale", PAPER, "section 3.4: embeddings multiplied by sqrt(d_model) = sqrt(32)",
-                lesson.EMBEDDING_SCALE, a["embedding_scale"], 3),
+        printed("paper-emb-scale", PAPER, "section 3.4: embeddings multiplied by sqrt(d_model) = sqrt(32), "
+                "read from the embedding's output", lesson.EMBEDDING_SCALE, a["embedding_scale"], 3),
+        note("l10-dec-extra", L10, "the decoder layer holds one attention more than the encoder layer",
+             "one attention (4,224)", extra, DECODER_EXTRA_REASON),
+        exact("l10-dec-ln", L10, "decoder layer: three sublayers, three LayerNorm (parameters)",
+              lesson.DECODER_LAYER_LAYERNORMS, f"{a['decoder_layer_layernorms']} ({a['decoder_layer_layernorm_params']})"),
+        exact("l10-cross-all", L10, "cross-attention: every written token looks at the whole input",
+              True, a["cross_attention_sees_every_input"]),
+        exact("l10-rows-average", L10, "attention: each row of weights is an average (sums to 1)",
+              True, a["attention_rows_sum_to_one"]),
+        exact("l10-self-past", L10, "masked self-attention: a row's weight on tokens not yet written",
+              0.0, a["self_attention_future_weight"]),
+        exact("l10-four-matrices", L10, "attention: four matrices, W^Q, W^K, W^V and W^O",
+              4, a["attention_matrices"]),
+        exact("l10-shift", L10, "the decoder reads the target shifted one place, BOS first",
+              True, a["decoder_input_is_shifted_target"]),
+        exact("l6-cost-h", L6, "attention's cost does not depend on h (d_model 32, h = 1..32)",
+              f"{lesson.ENCODER_LAYER_ATTENTION_PARAMS} for every h", by_heads),
     ]
     # fmt: on

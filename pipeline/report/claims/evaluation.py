@@ -3,9 +3,11 @@ lesson's example, the length table, and the habit the lesson guesses at (metrics
 metrics/evaluate/example.json, metrics/data/summary.json)."""
 
 from pipeline.core import lesson
-from pipeline.report.claims.rules import L10, PAPER, about, accuracy_margin, exact, note, per_seed, seed_range
+from pipeline.report.claims.rules import (
+    L10, PAPER, Claim, about, accuracy_margin, exact, note, per_seed, seed_range, status_of,
+)
 
-ACCURACY_MARGIN_RULE = "2 binomial s.e."
+ACCURACY_MARGIN_RULE = "2 s.e. of the difference: the lesson's 1,000 sequences and ours"
 BEAM_CLAIM = (
     "section 6.1: decoding with beam search (beam 4, length penalty 0.6), where the lesson decodes greedily"
 )
@@ -25,8 +27,16 @@ HEADLINE_ACCURACIES = [  # id, metric, claim, the lesson's value
 # fmt: on
 
 
+REFERENCE_CLAIM = (
+    "same function as PyTorch's reference Transformer: torch.nn.Transformer holding each checkpoint's "
+    "weights one to one gives the same teacher-forced logits"
+)
+REFERENCE_BOUNDS = {"float64": 1e-12, "float32": 1e-5}  # max |logit difference|: rounding, nothing more
+
+
 def evaluation_claims(e, seeds, test_size, trained_length, example):
     return [
+        *reference_claims(e, seeds),
         *headline_claims(e, seeds, test_size, trained_length),
         *beam_claims(e),
         *example_claims(example),
@@ -34,17 +44,29 @@ def evaluation_claims(e, seeds, test_size, trained_length, example):
     ]
 
 
-def accuracy_claim(id, claim, expected, values, n):
-    """An accuracy over n test items: the lesson's value against our seeds' range, 2 s.e. wide."""
-    margin, rule = accuracy_margin(expected, n), ACCURACY_MARGIN_RULE
+def accuracy_claim(id, claim, expected, values, n_lesson, n):
+    """An accuracy: the lesson's value (over n_lesson items) against our seeds' range (n items each),
+    widened by 2 s.e. of the difference."""
+    margin, rule = accuracy_margin(expected, n_lesson, n), ACCURACY_MARGIN_RULE
     return seed_range(id, L10, claim, expected, values, margin, percent=True, margin_rule=rule)
+
+
+def reference_claims(e, seeds):
+    if f"reference_max_diff_float64_seed{seeds[0]}" not in e:
+        return []
+    worst = {d: max(per_seed(e, f"reference_max_diff_{d}", seeds)) for d in REFERENCE_BOUNDS}
+    ok = all(worst[d] <= bound for d, bound in REFERENCE_BOUNDS.items())
+    expected = ", ".join(f"{d} <= {b:.0e}" for d, b in REFERENCE_BOUNDS.items())
+    shown = ", ".join(f"{d} {v:.1e}" for d, v in worst.items()) + f" (worst of {len(seeds)} seeds)"
+    return [Claim("paper-reference", PAPER, REFERENCE_CLAIM, expected, shown, "max |logit difference|", status_of(ok))]
 
 
 def headline_claims(e, seeds, test_size, trained_length):
     rows = []
     for id, key, claim, expected in HEADLINE_ACCURACIES:
-        n = test_size * (trained_length if "digit" in key else 1)
-        rows.append(accuracy_claim(id, claim, expected, per_seed(e, key, seeds), n))
+        items = trained_length if "digit" in key else 1
+        values = per_seed(e, key, seeds)
+        rows.append(accuracy_claim(id, claim, expected, values, lesson.TEST_SIZE * items, test_size * items))
     return rows
 
 
@@ -77,13 +99,11 @@ def length_claims(e, seeds, test_size):
     for length, (seq, digit) in lesson.LENGTH_TABLE.items():
         if f"length_{length}_seq_acc" not in e:
             continue
-        for kind, words, value, n in [
-            ("seq", "exact sequences", seq / 100, test_size),
-            ("digit", "digits", digit / 100, test_size * length),
-        ]:
+        for kind, words, value, items in [("seq", "exact sequences", seq / 100, 1), ("digit", "digits", digit / 100, length)]:
             claim = f"length {length}: {words} (trained on 10)"
             values = per_seed(e, f"length_{length}_{kind}_acc", seeds)
-            rows.append(accuracy_claim(f"l10-length-{length}-{kind}", claim, value, values, n))
+            n_lesson, n = lesson.TEST_SIZE * items, test_size * items
+            rows.append(accuracy_claim(f"l10-length-{length}-{kind}", claim, value, values, n_lesson, n))
     return rows
 
 
@@ -97,6 +117,9 @@ def data_claims(d):
     ]:
         value = d.get(f"length_10_{key}")
         if value is not None:
-            claim = f'sorted 10-digit outputs {name} "two times in three"'
+            claim = f'sorted 10-digit outputs {name} "two times in three" (our test set)'
             rows.append(about(f"l10-habit-{key}", L10, claim, expected, value))
+    # The chance itself: a 10-digit sequence holds at least one 0 (one 9) with 1 - 0.9^10
+    claim = 'sorted 10-digit outputs start with 0 "two times in three": the exact chance, 1 - 0.9^10'
+    rows.append(about("l10-habit-exact", L10, claim, lesson.SORTED_STARTS_WITH_0, 1 - 0.9**10))
     return rows

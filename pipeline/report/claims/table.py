@@ -1,12 +1,15 @@
 """The whole claims table: every claim in the report's order, and reports/claims.csv."""
 
+import dataclasses
+
 import pandas as pd
 
+from pipeline.core.lesson import lesson_words
 from pipeline.report.claims.architecture import architecture_claims
 from pipeline.report.claims.evaluation import data_claims, evaluation_claims
 from pipeline.report.claims.probes import probe_claims
 from pipeline.report.claims.rules import COLUMNS, Claim
-from pipeline.report.claims.training import training_claims
+from pipeline.report.claims.training import norm_claims, training_claims
 
 
 def all_claims(params, metrics, losses_by_seed) -> list[Claim]:
@@ -14,7 +17,7 @@ def all_claims(params, metrics, losses_by_seed) -> list[Claim]:
     `losses_by_seed`: every seed's logged loss, step by step."""
     seeds = params.train.seeds
     m = metrics
-    return [
+    claims = [
         *architecture_claims(m["architecture"]),
         *training_claims(m["train"], seeds, losses_by_seed, params.train.label_smoothing),
         *evaluation_claims(
@@ -22,7 +25,10 @@ def all_claims(params, metrics, losses_by_seed) -> list[Claim]:
         ),
         *data_claims(m["data"]),
         *probe_claims(m["probe"]),
+        *norm_claims(m["norm"], seeds),
     ]
+    words = lesson_words()
+    return [dataclasses.replace(c, words=words.get(c.id, "")) for c in claims]
 
 
 def claims_frame(claims) -> pd.DataFrame:

@@ -9,7 +9,7 @@ import pandas as pd
 from pipeline.core.training import train_model
 from pipeline.infra.params import Params
 from pipeline.model.transformer import Transformer, count_parameters
-from pipeline.tools.benchmark.reference_model import ReferenceTransformer
+from pipeline.probes.reference import ReferenceTransformer
 from pipeline.tools.benchmark.timing import round_robin, spread_ms
 from pipeline.tools.benchmark.workload import training_rows, with_steps
 

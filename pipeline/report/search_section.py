@@ -1,0 +1,63 @@
+"""The length study's search (metrics/search.json, written by `python -m pipeline.tools.search`): every
+configuration tried, failures included, as a table with the command that reproduces each row."""
+
+from pipeline.study.text import pct
+
+ORDER_NOTE = "Rows are in the order they were tried; each is one seed unless it lists more."
+
+
+def setting(row):
+    """What the row changed from params.yaml, in a few words."""
+    changes = ", ".join(f"{k.removeprefix('study.')}={v}" for k, v in row["set"].items())
+    return changes or "params.yaml as is"
+
+
+def search_table(rows):
+    lines = [
+        "| variant | changed | seeds | at the bar up to | at 20 | at 40 | worst seed, 1-20 | why |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        at20, at40 = (pct(r[k]) if r[k] is not None else "-" for k in ("acc_20", "acc_40"))
+        lines.append(
+            f"| {r['variant']} | {setting(r)} | {len(r['seeds'])} | {r['reach']} | {at20} | {at40} | "
+            f"{pct(r['min_seed_1_20'])} | {r['why']} |"
+        )
+    return lines
+
+
+def best_rows(rows, count=5):
+    """The rows that reach furthest at the bar, then sort most at 20 and at 40."""
+    return sorted(rows, key=lambda r: (r["reach"], r["acc_20"] or 0, r["acc_40"] or 0), reverse=True)[:count]
+
+
+def section(search):
+    rows = search["rows"]
+    if not rows:
+        return []
+    first, last = search["bar_lengths"]
+    confirmed = [r for r in rows if len(r["seeds"]) >= 3]
+    met = [r for r in confirmed if r["meets_bar"]]
+    best = best_rows(rows, 1)[0]
+    verdict = (
+        f"{len(met)} confirmed configuration(s) meet the bar at every length {first}-{last}."
+        if met
+        else f"No configuration meets the bar at every length {first}-{last}; the furthest, {best['variant']} "
+        f"({setting(best)}, {len(best['seeds'])} seed(s)), sorts at the bar up to length {best['reach']} and "
+        f"{pct(best['acc_20'])} at 20."
+    )
+    return [
+        "### The search: sums instead of averages",
+        "",
+        "Softmax attention averages, so a count read through it shrinks as the input grows. The search "
+        "tries attention that adds instead (sigmoid weights, Ramapuram et al., 2024), where it applies, the "
+        "gate's starting bias, positions, width and training length; it screens with one seed and confirms "
+        f"with three. {verdict} {ORDER_NOTE}",
+        "",
+        *search_table(rows),
+        "",
+        "Each row is reproduced as the pipeline's own study by the command in "
+        "[metrics/search.json](../metrics/search.json) (for example `" + best["command"] + "`), and the "
+        "whole search by `python -m pipeline.tools.search` (its rows: pipeline/tools/search_rows.yaml).",
+        "",
+    ]
