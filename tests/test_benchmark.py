@@ -13,10 +13,10 @@ import torch
 from pipeline.core.data import make_datasets
 from pipeline.core.training import train_model
 from pipeline.model.transformer import Transformer, count_parameters
+from pipeline.probes.reference import ReferenceTransformer
 from pipeline.report.benchmark_figure import load_benchmark, plot_benchmark
 from pipeline.tools.benchmark import machine, train_step
 from pipeline.tools.benchmark.output import write_results
-from pipeline.probes.reference import ReferenceTransformer
 from pipeline.tools.benchmark.timing import interleaved, round_robin, spread
 from tests.conftest import tiny_params
 

@@ -65,8 +65,9 @@ def clone(tmp_path_factory):
     ).stdout.decode()
     for name in filter(None, listed.split("\0")):
         source = ROOT / name
-        generated = name.startswith(("metrics/", "reports/")) and not name.startswith("metrics/benchmark")
-        if source.is_file() and not generated and name != "dvc.lock":  # the benchmark is an input
+        inputs = ("metrics/benchmark", "metrics/search")  # tools' measurements the report reads
+        generated = name.startswith(("metrics/", "reports/")) and not name.startswith(inputs)
+        if source.is_file() and not generated and name != "dvc.lock":
             (repo / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, repo / name)
     write_params(repo, TINY)
@@ -109,10 +110,15 @@ def test_dvc_repro_writes_the_metrics(reproduced):
 def test_report_renders_the_claims_and_figures(reproduced):
     repo, _ = reproduced
     header = (repo / "reports/claims.csv").read_text().splitlines()[0]
-    assert header == "id,source,claim,expected,reproduced,tolerance,status"
+    assert header == "id,source,claim,expected,reproduced,tolerance,status,seeds,words"
     readme = (repo / "reports/README.md").read_text()
     assert readme.startswith("# Replication report") and "claims pass" in readme.splitlines()[2]
-    assert "| l10-params | lesson 10 | Transformer parameters | 59744 | 59744 | exact | pass |" in readme
+    words = "«parámetros: 59,744»"
+    assert (
+        f"| l10-params | lesson 10 | Transformer parameters | {words} | 59744 | 59744 |  | exact | pass |"
+        in readme
+    )
+    assert "| l10-greedy-seq | lesson 10 |" in readme and "seed_distributions.png" in readme
     figures = sorted(p.name for p in (repo / "reports/figures").glob("*.png"))
     assert {"loss.png", "length_accuracy.png", "cross_attention.png", "residual.png"} <= set(figures)
     assert {"study_length.png", "study_heatmap.png", "study_diagnosis.png", "study_attention.png"} <= set(

@@ -13,12 +13,12 @@ from pipeline.core.decoding import beam_search, greedy, greedy_cached
 from pipeline.core.recipe import smoothed_loss
 from pipeline.core.tokens import BOS, IGNORE
 from pipeline.core.training import train_model
+from pipeline.infra.errors import ConfigError
 from pipeline.infra.params import (
     ATTENTIONS,
     POSITIONS,
     ModelParams,
 )
-from pipeline.infra.errors import ConfigError
 from pipeline.model.attention import WEIGHTS, attention_kinds, visible_keys
 from pipeline.model.positions import SCHEMES, alibi_bias, random_positions
 from pipeline.model.transformer import (
@@ -255,7 +255,9 @@ def test_attention_parameter_takes_one_name_or_one_per_kind():
     assert attention_kinds("sigmoid") == ("sigmoid",) * 3
     assert attention_kinds("softmax/sigmoid/sigmoid") == ("softmax", "sigmoid", "sigmoid")
     assert ModelParams().attention == "softmax"
-    rule = dataclasses.fields(ModelParams)[[f.name for f in dataclasses.fields(ModelParams)].index("attention")]
+    rule = dataclasses.fields(ModelParams)[
+        [f.name for f in dataclasses.fields(ModelParams)].index("attention")
+    ]
     assert rule.metadata["rule"]("model.attention", "sigmoid/sigmoid/sigmoid") == "sigmoid"
     for bad in ("sigmoid/softmax", "softmax/sigmoid/relu", "", 3):
         with pytest.raises(ConfigError, match="model.attention"):

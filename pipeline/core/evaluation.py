@@ -69,7 +69,9 @@ def evaluate_seed(params, seed, test):
     path = checkpoint_path(MODELS_DIR, seed)
     model, _ = load_checkpoint(path, device)
     check_fits(model, lengths, path)
-    results, failures = evaluate_model(model, test, lengths, ev.batch_size, device, ev.beam_size, ev.length_penalty)
+    results, failures = evaluate_model(
+        model, test, lengths, ev.batch_size, device, ev.beam_size, ev.length_penalty
+    )
     result = {**headline(results, params.data.train_lengths, lengths), **results}
     n = max(params.data.train_lengths) if max(params.data.train_lengths) in lengths else lengths[0]
     rows = slice(0, REFERENCE_ROWS)
@@ -77,7 +79,9 @@ def evaluate_seed(params, seed, test):
     batch = make_batch(source, target, np.full(len(source), n))
     model.cpu()
     for dtype in (torch.float64, torch.float32):
-        result[f"reference_max_diff_{str(dtype).split('.')[-1]}"] = reference_gap(model, batch.src, batch.tgt_in, dtype)
+        result[f"reference_max_diff_{str(dtype).split('.')[-1]}"] = reference_gap(
+            model, batch.src, batch.tgt_in, dtype
+        )
     shown = {length: rows[: ev.show_failures] for length, rows in failures.items()}
     return result, shown, cross_attention_example(model, EXAMPLE_INPUT, "cpu")
 

@@ -13,11 +13,23 @@ from pathlib import Path
 import yaml
 
 from pipeline.infra.choices import (
-    ATTENTION_KINDS, ATTENTIONS, DEFAULT_STUDY_VARIANTS, POSITIONS, STUDY_ATTENTIONS, STUDY_VARIANTS,
+    ATTENTION_KINDS,
+    ATTENTIONS,
+    DEFAULT_STUDY_VARIANTS,
+    POSITIONS,
+    STUDY_VARIANTS,
+    parse_variant,
 )
 from pipeline.infra.errors import ConfigError
 from pipeline.infra.rules import (
-    POSITIVE_FLOAT, POSITIVE_INT, float_in, int_at_least, list_of, one_of, per_kind, spec,
+    POSITIVE_FLOAT,
+    POSITIVE_INT,
+    float_in,
+    int_at_least,
+    list_of,
+    one_of,
+    per_kind,
+    spec,
 )
 
 BETAS = list_of(float_in(0.0, 1.0, low_open=True), "numbers in (0, 1)", length=2)
@@ -110,7 +122,7 @@ class StudyModelParams:
     d_ff: int = spec(128, POSITIVE_INT)
     dropout: float = spec(0.0, float_in(0.0, 1.0))  # 0, not the lesson's 0.1: dropout blurs counts
     norm: str = spec("post", one_of("post", "pre"))
-    sigmoid_bias: float = spec(-8.0, float_in(-math.inf, math.inf))  # the `_sigmoid*` variants' b_h
+    sigmoid_bias: float = spec(-4.0, float_in(-math.inf, math.inf))  # `_sigmoid*`, `_sums`: b_h
     max_len: int = spec(64, POSITIVE_INT)
 
 
@@ -244,12 +256,8 @@ def check_positions(key, positions, m, train_lengths):
 
 
 def variant_recipe(variant, p: Params):
-    """A study variant's positional scheme, training lengths and attention: `<positions>_fixed`
-    trains on study.fixed_lengths (the lesson's 10), `<positions>_mixed` on study.train_lengths, both
-    with softmax attention unless a suffix of STUDY_ATTENTIONS follows (`bos_mixed_log_length`)."""
-    lengths = "fixed" if "_fixed" in variant else "mixed"
-    positions, _, attention = variant.partition(f"_{lengths}")
-    attention = STUDY_ATTENTIONS[attention]
+    """A study variant's positional scheme, training lengths and attention (see choices.parse_variant)."""
+    positions, lengths, attention = parse_variant(variant)
     return positions, p.study.fixed_lengths if lengths == "fixed" else p.study.train_lengths, attention
 
 

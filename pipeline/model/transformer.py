@@ -116,7 +116,14 @@ class DecoderLayer(nn.Module):
     `cross_attention` name each one's weights."""
 
     def __init__(
-        self, d_model, heads, d_ff, dropout, norm="post", attention="softmax", cross_attention="softmax",
+        self,
+        d_model,
+        heads,
+        d_ff,
+        dropout,
+        norm="post",
+        attention="softmax",
+        cross_attention="softmax",
         sigmoid_bias=0.0,
     ):
         super().__init__()

@@ -54,5 +54,9 @@ def paired_summary(per_seed):
     """Each seed's post - pre difference, and its mean with twice its standard error over seeds."""
     diffs = [r["post_seq_acc"] - r["pre_seq_acc"] for r in per_seed.values()]
     se = statistics.stdev(diffs) / len(diffs) ** 0.5 if len(diffs) > 1 else 0.0
-    return {"post_minus_pre": statistics.fmean(diffs), "post_minus_pre_2se": 2 * se,
-            "post_minus_pre_min": min(diffs), "post_minus_pre_max": max(diffs)}
+    return {
+        "post_minus_pre": statistics.fmean(diffs),
+        "post_minus_pre_2se": 2 * se,
+        "post_minus_pre_min": min(diffs),
+        "post_minus_pre_max": max(diffs),
+    }

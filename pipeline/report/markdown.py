@@ -54,3 +54,11 @@ def wrap_markdown(text, width=WIDTH):
 def cell(value):
     """A value as a Markdown table cell: a "|" would end the cell, so it becomes "/"."""
     return str(value).replace("|", "/")
+
+
+def quoted(words):
+    """The lesson's words as a table cell: as they are, or as code where they hold the lesson's TeX
+    ($, backslashes), which Markdown would otherwise typeset or eat."""
+    if not words:
+        return ""
+    return f"`{words}`" if any(ch in words for ch in "$\\") else f"«{cell(words)}»"

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import jinja2
 
-from pipeline.report.markdown import cell, wrap_markdown
+from pipeline.report.markdown import cell, quoted, wrap_markdown
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATUS_SHOWN = {"pass": "pass", "fail": "**FAIL**", "note": "note"}
@@ -29,6 +29,7 @@ def render_readme(*, seeds, claims, findings, notes, study, environment):
         autoescape=False,  # Markdown, not HTML
     )
     env.filters["cell"] = cell
+    env.filters["quoted"] = quoted
     env.filters["status"] = STATUS_SHOWN.__getitem__
     text = env.get_template("README.md.j2").render(
         counts=status_counts(claims),

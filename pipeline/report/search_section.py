@@ -42,7 +42,8 @@ def section(search):
     verdict = (
         f"{len(met)} confirmed configuration(s) meet the bar at every length {first}-{last}."
         if met
-        else f"No configuration meets the bar at every length {first}-{last}; the furthest, {best['variant']} "
+        else f"No configuration meets the bar at every length {first}-{last}; the furthest, "
+        f"{best['variant']} "
         f"({setting(best)}, {len(best['seeds'])} seed(s)), sorts at the bar up to length {best['reach']} and "
         f"{pct(best['acc_20'])} at 20."
     )

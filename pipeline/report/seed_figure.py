@@ -17,8 +17,13 @@ def plot_seed_distributions(claims, path):
     for ax, c in zip(axes.flat, trained, strict=False):
         scale = 100 if c.percent else 1
         values = [scale * v for v in c.per_seed]
-        ax.axvspan(scale * c.band[0], scale * c.band[1], color="tab:green" if c.status == "pass" else "tab:red",
-                   alpha=0.12, lw=0)
+        ax.axvspan(
+            scale * c.band[0],
+            scale * c.band[1],
+            color="tab:green" if c.status == "pass" else "tab:red",
+            alpha=0.12,
+            lw=0,
+        )
         ax.scatter(values, [0] * len(values), s=22, color="tab:blue", alpha=0.7, zorder=3)
         ax.scatter([scale * c.lesson_value], [0], marker="D", s=46, color="tab:red", zorder=4)
         ax.set_yticks([])
@@ -28,7 +33,7 @@ def plot_seed_distributions(claims, path):
         ax.xaxis.set_major_locator(plt.MaxNLocator(4))
         if c.percent:
             ax.set_xlabel("%", fontsize=7.5, labelpad=1)
-    for ax in list(axes.flat)[len(trained):]:
+    for ax in list(axes.flat)[len(trained) :]:
         ax.axis("off")
     handles = [
         plt.Line2D([], [], marker="o", ls="", color="tab:blue", label="one training seed"),
@@ -36,6 +41,8 @@ def plot_seed_distributions(claims, path):
         plt.Rectangle((0, 0), 1, 1, color="tab:green", alpha=0.25, label="seed range ± margin (pass band)"),
     ]
     fig.legend(handles=handles, loc="upper center", ncol=3, fontsize=9, frameon=False)
-    fig.suptitle("Every trained claim: the lesson's one run against our seeds", y=1.0 + 0.35 / rows, fontsize=11)
+    fig.suptitle(
+        "Every trained claim: the lesson's one run against our seeds", y=1.0 + 0.35 / rows, fontsize=11
+    )
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / (1.25 * rows + 0.6)))
     save(fig, path)

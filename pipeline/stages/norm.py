@@ -26,11 +26,17 @@ def main():
     jobs = [(params, seed, test[f"source_{n}"], test[f"target_{n}"], batch) for seed in params.train.seeds]
     per_seed = dict(zip(params.train.seeds, run_jobs(compare_seed, jobs, seed_workers(jobs)), strict=True))
     for seed, r in per_seed.items():
-        print(f"seed {seed}: greedy at length {n}: post-norm {r['post_seq_acc']:.2%}, pre-norm {r['pre_seq_acc']:.2%}")
+        print(
+            f"seed {seed}: greedy at length {n}: post-norm {r['post_seq_acc']:.2%}, "
+            f"pre-norm {r['pre_seq_acc']:.2%}"
+        )
     metrics = {**across_seeds(per_seed, list(next(iter(per_seed.values())))), **paired_summary(per_seed)}
     metrics["length"] = n
     write_metrics(METRICS_PATH, metrics, HEADLINE)
-    print(f"post - pre: {100 * metrics['post_minus_pre']:+.2f} points (2 s.e. {100 * metrics['post_minus_pre_2se']:.2f})")
+    print(
+        f"post - pre: {100 * metrics['post_minus_pre']:+.2f} points "
+        f"(2 s.e. {100 * metrics['post_minus_pre_2se']:.2f})"
+    )
     runlog.record_run("norm", time.perf_counter() - start)
 
 

@@ -39,7 +39,11 @@ def main():
     plot_seed_distributions(claims, REPORTS / "figures" / "seed_distributions.png")
     files.write_text(REPORTS / "claims.csv", claims_csv(claims))
     study = study_section.section(
-        m["study"], m["study_meta"], Path("metrics/study/diagnosis.md").read_text(), m["diagnosis"], m["search"]
+        m["study"],
+        m["study_meta"],
+        Path("metrics/study/diagnosis.md").read_text(),
+        m["diagnosis"],
+        m["search"],
     )
     readme = render_readme(
         seeds=params.train.seeds,

@@ -40,7 +40,11 @@ def load_rows(path=ROWS_PATH):
 def row_params(raw_params, row):
     """params.yaml with the row's study.* values, its variant and its seeds."""
     raw = copy.deepcopy(raw_params)
-    values = {"study.variants": [row["variant"]], "study.train.seeds": row.get("seeds", [0]), **row.get("set", {})}
+    values = {
+        "study.variants": [row["variant"]],
+        "study.train.seeds": row.get("seeds", [0]),
+        **row.get("set", {}),
+    }
     for key, value in values.items():
         *path, last = key.split(".")
         if path[:1] != ["study"]:
@@ -56,17 +60,25 @@ def row_params(raw_params, row):
 
 def command(row):
     """The experiment that reproduces the row as the pipeline's own study."""
-    values = {"study.variants": f"[{row['variant']}]", "study.train.seeds": row.get("seeds", [0]),
-              **row.get("set", {})}
-    return "dvc exp run " + " ".join(f"-S '{k}={json.dumps(v) if isinstance(v, list) else v}'" for k, v in values.items())
+    values = {
+        "study.variants": f"[{row['variant']}]",
+        "study.train.seeds": row.get("seeds", [0]),
+        **row.get("set", {}),
+    }
+    return "dvc exp run " + " ".join(
+        f"-S '{k}={json.dumps(v) if isinstance(v, list) else v}'" for k, v in values.items()
+    )
 
 
 def recipe_of(params, variant):
-    """What the row trained: everything that decides its result."""
+    """What the row trained: everything that decides its result (the sigmoid's bias only where some
+    attention is a sigmoid)."""
     recipe = variant_params(params, variant)
-    study = as_dict(params.study)
+    study, model = as_dict(params.study), as_dict(recipe.model)
+    if "sigmoid" not in model["attention"]:
+        del model["sigmoid_bias"]
     return {
-        "model": as_dict(recipe.model),
+        "model": model,
         "train": {k: v for k, v in as_dict(params.study.train).items() if k != "seeds"},  # per row
         "train_lengths": list(recipe.data.train_lengths),
         "test": {k: study[k] for k in ("max_length", "test_size", "seed")},
@@ -89,8 +101,10 @@ def row_result(row, recipe, accuracy):
         "acc_40": at[40],
         "min_seed_1_20": summary["min_seed_seq_acc_1_20"],
         "meets_bar": summary["meets_bar"],
-        "accuracy": {str(s): {n: a[f"length_{n}_seq_acc"] for n in range(1, 41) if f"length_{n}_seq_acc" in a}
-                     for s, a in accuracy.items()},
+        "accuracy": {
+            str(s): {n: a[f"length_{n}_seq_acc"] for n in range(1, 41) if f"length_{n}_seq_acc" in a}
+            for s, a in accuracy.items()
+        },
     }
 
 
@@ -128,21 +142,36 @@ def run_search(raw_params, rows, workers=None, path=RESULTS_PATH, all_rows=None)
                 where[s] = planned[seed_key]
             elif seed_key not in trained:
                 where[s] = planned[seed_key] = len(jobs)
-                jobs.append((variant_params(params, row["variant"]), row["variant"], s, tests, params.evaluate.batch_size))
+                jobs.append(
+                    (
+                        variant_params(params, row["variant"]),
+                        row["variant"],
+                        s,
+                        tests,
+                        params.evaluate.batch_size,
+                    )
+                )
         plan.append((key, row, recipe, seeds, where))
     print(f"search: {len(plan)} rows to run ({len(jobs)} seeds to train), {len(rows) - len(plan)} recorded")
     finished = {}
 
     def save(key, row, recipe, seeds, where):
         accuracy = {
-            s: finished[where[s]]["accuracy"] if s in where else trained[(json.dumps(recipe), row["variant"], s)]
+            s: finished[where[s]]["accuracy"]
+            if s in where
+            else trained[(json.dumps(recipe), row["variant"], s)]
             for s in seeds
         }
         done[key] = r = row_result(row, recipe, accuracy)
         kept = sorted((k for k in done if k in order), key=order.get)
-        files.write_json(path, {"bar_lengths": [BAR_LENGTHS.start, BAR_LENGTHS.stop - 1], "rows": [done[k] for k in kept]})
-        print(f"search: {row['variant']} {row.get('set', {})} seeds {seeds}: reach {r['reach']}, "
-              f"at 20 {100 * (r['acc_20'] or 0):.1f} %, at 40 {100 * (r['acc_40'] or 0):.1f} %", flush=True)
+        files.write_json(
+            path, {"bar_lengths": [BAR_LENGTHS.start, BAR_LENGTHS.stop - 1], "rows": [done[k] for k in kept]}
+        )
+        print(
+            f"search: {row['variant']} {row.get('set', {})} seeds {seeds}: reach {r['reach']}, "
+            f"at 20 {100 * (r['acc_20'] or 0):.1f} %, at 40 {100 * (r['acc_40'] or 0):.1f} %",
+            flush=True,
+        )
 
     def on_result(index, result):
         finished[index] = result
@@ -158,9 +187,13 @@ def run_search(raw_params, rows, workers=None, path=RESULTS_PATH, all_rows=None)
 
 @stage_entry
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m pipeline.tools.search", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m pipeline.tools.search", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--only", default="", help="run only rows whose variant contains this text")
-    parser.add_argument("--workers", type=int, default=None, help="processes side by side (default: one per core)")
+    parser.add_argument(
+        "--workers", type=int, default=None, help="processes side by side (default: one per core)"
+    )
     args = parser.parse_args(argv)
     start = time.perf_counter()
     raw = yaml.safe_load(Path("params.yaml").read_text())

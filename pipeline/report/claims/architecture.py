@@ -20,7 +20,10 @@ def architecture_claims(a):
     matrices = a["embedding_matrices"]
     enc, dec = a["encoder_layer_params"], a["decoder_layer_params"]
     ln = a["decoder_layer_layernorm_params"] // a["decoder_layer_layernorms"]
-    extra = f"{dec:,} - {enc:,} = {dec - enc:,} = {a['encoder_layer_attention_params']:,} + {ln} (one LayerNorm)"
+    extra = (
+        f"{dec:,} - {enc:,} = {dec - enc:,} = {a['encoder_layer_attention_params']:,} + {ln} (one LayerNorm)"
+    )
+    decoder_norms = f"{a['decoder_layer_layernorms']} ({a['decoder_layer_layernorm_params']})"
     counts = set(a["attention_params_heads_1_to_32"])
     by_heads = f"{counts.pop()} for every h" if len(counts) == 1 else f"{sorted(counts)} by h"
     # fmt: off
@@ -66,7 +69,7 @@ def architecture_claims(a):
         note("l10-dec-extra", L10, "the decoder layer holds one attention more than the encoder layer",
              "one attention (4,224)", extra, DECODER_EXTRA_REASON),
         exact("l10-dec-ln", L10, "decoder layer: three sublayers, three LayerNorm (parameters)",
-              lesson.DECODER_LAYER_LAYERNORMS, f"{a['decoder_layer_layernorms']} ({a['decoder_layer_layernorm_params']})"),
+              lesson.DECODER_LAYER_LAYERNORMS, decoder_norms),
         exact("l10-cross-all", L10, "cross-attention: every written token looks at the whole input",
               True, a["cross_attention_sees_every_input"]),
         exact("l10-rows-average", L10, "attention: each row of weights is an average (sums to 1)",

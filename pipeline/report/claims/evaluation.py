@@ -4,7 +4,16 @@ metrics/evaluate/example.json, metrics/data/summary.json)."""
 
 from pipeline.core import lesson
 from pipeline.report.claims.rules import (
-    L10, PAPER, Claim, about, accuracy_margin, exact, note, per_seed, seed_range, status_of,
+    L10,
+    PAPER,
+    Claim,
+    about,
+    accuracy_margin,
+    exact,
+    note,
+    per_seed,
+    seed_range,
+    status_of,
 )
 
 ACCURACY_MARGIN_RULE = "2 s.e. of the difference: the lesson's 1,000 sequences and ours"
@@ -58,7 +67,17 @@ def reference_claims(e, seeds):
     ok = all(worst[d] <= bound for d, bound in REFERENCE_BOUNDS.items())
     expected = ", ".join(f"{d} <= {b:.0e}" for d, b in REFERENCE_BOUNDS.items())
     shown = ", ".join(f"{d} {v:.1e}" for d, v in worst.items()) + f" (worst of {len(seeds)} seeds)"
-    return [Claim("paper-reference", PAPER, REFERENCE_CLAIM, expected, shown, "max |logit difference|", status_of(ok))]
+    return [
+        Claim(
+            "paper-reference",
+            PAPER,
+            REFERENCE_CLAIM,
+            expected,
+            shown,
+            "max |logit difference|",
+            status_of(ok),
+        )
+    ]
 
 
 def headline_claims(e, seeds, test_size, trained_length):
@@ -99,7 +118,10 @@ def length_claims(e, seeds, test_size):
     for length, (seq, digit) in lesson.LENGTH_TABLE.items():
         if f"length_{length}_seq_acc" not in e:
             continue
-        for kind, words, value, items in [("seq", "exact sequences", seq / 100, 1), ("digit", "digits", digit / 100, length)]:
+        for kind, words, value, items in [
+            ("seq", "exact sequences", seq / 100, 1),
+            ("digit", "digits", digit / 100, length),
+        ]:
             claim = f"length {length}: {words} (trained on 10)"
             values = per_seed(e, f"length_{length}_{kind}_acc", seeds)
             n_lesson, n = lesson.TEST_SIZE * items, test_size * items

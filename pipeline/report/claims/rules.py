@@ -58,7 +58,9 @@ def printed(id, source, claim, expected: str, value: float, decimals: int):
 def printed_sci(id, source, claim, expected: str, value: float, digits: int):
     shown = f"{value:.{digits}e}"
     ok = float(shown) == float(expected)
-    return Claim(id, source, claim, expected, shown, f"exact at {digits + 1} significant digits", status_of(ok))
+    return Claim(
+        id, source, claim, expected, shown, f"exact at {digits + 1} significant digits", status_of(ok)
+    )
 
 
 def about(id, source, claim, expected: float, value: float, unit="", scale=1.0, note_if_fail=None):
@@ -80,7 +82,13 @@ def rank_text(expected, per_seed, percent=False):
     """Where the lesson's value falls among our seeds: how many lie below it, and its percentile."""
     below = sum(v < expected for v in per_seed) + 0.5 * sum(v == expected for v in per_seed)
     n = len(per_seed)
-    where = "above every seed" if below == n else "below every seed" if below == 0 else f"above {below:g} of {n} seeds"
+    where = (
+        "above every seed"
+        if below == n
+        else "below every seed"
+        if below == 0
+        else f"above {below:g} of {n} seeds"
+    )
     return f"lesson value {where} (percentile {100 * below / n:.0f} of {n} seeds)"
 
 
@@ -102,8 +110,18 @@ def seed_range(id, source, claim, expected, per_seed, margin, percent=False, mar
     tol += f" ({margin_rule})" if margin_rule else ""
     band = (low - margin, high + margin)
     return Claim(
-        id, source, claim, exp, shown, tol, status_of(ok), rank_text(expected, per_seed),
-        lesson_value=expected, per_seed=tuple(per_seed), band=band, percent=percent,
+        id,
+        source,
+        claim,
+        exp,
+        shown,
+        tol,
+        status_of(ok),
+        rank_text(expected, per_seed),
+        lesson_value=expected,
+        per_seed=tuple(per_seed),
+        band=band,
+        percent=percent,
     )
 
 

@@ -56,5 +56,8 @@ def greedy_gap(claims, evaluate):
         "Every trained claim: each seed (blue), the lesson's value (red diamond) and the band the "
         "lesson's value had to fall in (green: pass)."
     )
-    return Finding("The greedy gap: our seeds against the lesson's one run", text,
-                   (Figure("seed_distributions.png", caption),))
+    return Finding(
+        "The greedy gap: our seeds against the lesson's one run",
+        text,
+        (Figure("seed_distributions.png", caption),),
+    )
