@@ -194,7 +194,13 @@ def test_log_length_attention_decodes_and_pads_as_softmax_does(positions):
 
 # ------------------------------------------------------------------------ sigmoid attention
 
-PER_KIND = ("sigmoid", "softmax/sigmoid/sigmoid", "softmax/softmax/sigmoid", "none/sigmoid/sigmoid")
+PER_KIND = (
+    "sigmoid",
+    "softmax/sigmoid/sigmoid",
+    "softmax/softmax/sigmoid",
+    "none/sigmoid/sigmoid",
+    "none/split/split",
+)
 
 
 def test_sigmoid_weights_padded_and_future_keys_exactly_zero():
@@ -368,3 +374,11 @@ def test_test_model_and_diagnosis_on_a_tiny_model(trained):
 def test_every_scheme_and_attention_of_params_plugs_into_the_model():
     assert tuple(SCHEMES) == POSITIONS
     assert tuple(WEIGHTS) == ATTENTIONS
+
+
+def test_split_attention_picks_with_half_the_heads_and_counts_with_the_other_half():
+    scores = torch.randn(2, 4, 3, 5)
+    mask = additive_mask(causal_mask(5)[:3, :5])
+    weights = WEIGHTS["split"](4, -1.0)(scores, mask)
+    assert torch.allclose(weights[:, :2].sum(-1), torch.ones(2, 2, 3))  # softmax heads average
+    assert torch.equal(weights[:, 2:], WEIGHTS["sigmoid"](4, -1.0)(scores, mask)[:, 2:])  # sigmoid heads sum

@@ -13,9 +13,9 @@ POSITIONS = ("sinusoidal", "none_encoder", "learned", "randomized", "alibi", "bo
 # model.attention: softmax is the paper's softmax(QK^T / sqrt(d_k)) V; log_length multiplies each
 # query's scores by log n, n the number of keys it may look at (Chiang and Cholak, 2022); sigmoid
 # weighs each key on its own, sigmoid(score + b_h), so attention sums (Ramapuram et al., 2024); none
-# attends to nothing (weights 0). One name for every attention, or one per kind: encoder self /
-# decoder self / cross.
-ATTENTIONS = ("softmax", "log_length", "sigmoid", "none")
+# attends to nothing (weights 0); split gives half the heads softmax, half sigmoid. One name for every
+# attention, or one per kind: encoder self / decoder self / cross.
+ATTENTIONS = ("softmax", "log_length", "sigmoid", "split", "none")
 ATTENTION_KINDS = ("encoder", "decoder", "cross")
 # The study's variants, each a positional scheme trained on study.fixed_lengths ("fixed") or on
 # study.train_lengths ("mixed"), with the paper's softmax or, suffixed, another attention: the
@@ -27,6 +27,7 @@ STUDY_ATTENTIONS = {
     "_sigmoid_decoder": "softmax/sigmoid/sigmoid",  # the decoder's two; the encoder keeps softmax
     "_sigmoid_cross": "softmax/softmax/sigmoid",  # cross-attention alone
     "_sums": "none/sigmoid/sigmoid",  # every count a sum: no encoder attention, sigmoid in the decoder
+    "_split": "none/split/split",  # the same, half the decoder's heads softmax: to pick as well as count
 }
 STUDY_VARIANTS = tuple(f"{p}_{t}{a}" for p in POSITIONS for t in ("fixed", "mixed") for a in STUDY_ATTENTIONS)
 # The lean default study: the best softmax variant, the best log-length variant and the best of the

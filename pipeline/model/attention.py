@@ -72,6 +72,16 @@ class Sigmoid(nn.Module):
         return torch.sigmoid(scores + self.bias.to(scores.dtype))
 
 
+class Split(Sigmoid):
+    """Half the heads softmax, half sigmoid: heads that pick one key (the next digit up) beside heads
+    that count (how many copies are left). The softmax heads keep the sigmoid's unused bias."""
+
+    def forward(self, scores, mask):
+        half = scores.shape[1] // 2  # (B, h, T_q, T_k): heads along dim 1
+        picked = softmax_weights(scores[:, :half], mask)
+        return torch.cat([picked, super().forward(scores, mask)[:, half:]], dim=1)
+
+
 class NoAttention(Softmax):
     """Weights 0 everywhere: the sublayer adds only W^O's bias, so each token stays on its own and
     its representation cannot depend on how long the sequence is."""
@@ -80,5 +90,11 @@ class NoAttention(Softmax):
         return torch.zeros_like(scores)
 
 
-WEIGHTS = {"softmax": Softmax, "log_length": LogLength, "sigmoid": Sigmoid, "none": NoAttention}
+WEIGHTS = {
+    "softmax": Softmax,
+    "log_length": LogLength,
+    "sigmoid": Sigmoid,
+    "split": Split,
+    "none": NoAttention,
+}
 """The names params.yaml accepts for each attention's weights."""

@@ -72,12 +72,16 @@ def train_and_test(params: Params, variant, seed, tests, batch_size):
         for n in params.study.diagnosis_lengths
         if n <= longest_input(model.config)
     }
-    return {
+    result = {
         "seconds": seconds,
         "loss_last100_mean": statistics.fmean(losses[-100:]),
         "accuracy": accuracy_by_length(model, tests, batch_size, "cpu"),
         "diagnosis": diagnosis,
     }
+    if hasattr(model.positions, "draw_at_test"):  # randomized positions: also as tested before, 0, 1, 2, ...
+        model.positions.draw_at_test = False
+        result["accuracy_plain_positions"] = accuracy_by_length(model, tests, batch_size, "cpu")
+    return result
 
 
 def run_variant(params: Params, variant, workers=None):
@@ -101,4 +105,8 @@ def run_variant(params: Params, variant, workers=None):
         "accuracy": {str(s): r["accuracy"] for s, r in results.items()},
         "diagnosis": {str(s): r["diagnosis"] for s, r in results.items()},
     }
+    if all("accuracy_plain_positions" in r for r in results.values()):
+        record["accuracy_plain_positions"] = {
+            str(s): r["accuracy_plain_positions"] for s, r in results.items()
+        }
     return record, {str(s): round(r["seconds"], 1) for s, r in results.items()}

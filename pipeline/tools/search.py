@@ -31,8 +31,10 @@ RESULTS_PATH = Path("metrics/search.json")
 
 def load_rows(path=ROWS_PATH):
     rows = yaml.safe_load(Path(path).read_text())
+    if not isinstance(rows, list):
+        raise ConfigError(f"{path}: expected a list of rows, got {type(rows).__name__}")
     for row in rows:
-        if set(row) - {"variant", "set", "seeds", "why"} or "variant" not in row:
+        if not isinstance(row, dict) or set(row) - {"variant", "set", "seeds", "why"} or "variant" not in row:
             raise ConfigError(f"{path}: a row has variant, set, seeds and why, got {row}")
     return rows
 
@@ -85,8 +87,17 @@ def recipe_of(params, variant):
     }
 
 
-def row_result(row, recipe, accuracy):
-    """One row of the table from its seeds' accuracy by length."""
+def by_length(accuracy):
+    """{seed: {length: exact-sequence accuracy}} from each seed's flat accuracy metrics."""
+    return {
+        str(s): {n: a[f"length_{n}_seq_acc"] for n in range(1, 41) if f"length_{n}_seq_acc" in a}
+        for s, a in accuracy.items()
+    }
+
+
+def row_result(row, recipe, accuracy, plain=None):
+    """One row of the table from its seeds' accuracy by length (and, for randomized positions, their
+    accuracy when tested at positions 0, 1, 2, ... instead of drawn ones)."""
     summary = summarise(accuracy, range(1, recipe["test"]["max_length"] + 1))
     at = {n: summary.get(f"length_{n}_seq_acc") for n in (20, 40)}
     return {
@@ -101,10 +112,8 @@ def row_result(row, recipe, accuracy):
         "acc_40": at[40],
         "min_seed_1_20": summary["min_seed_seq_acc_1_20"],
         "meets_bar": summary["meets_bar"],
-        "accuracy": {
-            str(s): {n: a[f"length_{n}_seq_acc"] for n in range(1, 41) if f"length_{n}_seq_acc" in a}
-            for s, a in accuracy.items()
-        },
+        "accuracy": by_length(accuracy),
+        **({"accuracy_plain_positions": by_length(plain)} if plain else {}),
     }
 
 
@@ -162,7 +171,11 @@ def run_search(raw_params, rows, workers=None, path=RESULTS_PATH, all_rows=None)
             else trained[(json.dumps(recipe), row["variant"], s)]
             for s in seeds
         }
-        done[key] = r = row_result(row, recipe, accuracy)
+        new = [finished[where[s]] for s in seeds if s in where]
+        plain = None
+        if len(new) == len(seeds) and all("accuracy_plain_positions" in f for f in new):
+            plain = {s: f["accuracy_plain_positions"] for s, f in zip(seeds, new, strict=True)}
+        done[key] = r = row_result(row, recipe, accuracy, plain)
         kept = sorted((k for k in done if k in order), key=order.get)
         files.write_json(
             path, {"bar_lengths": [BAR_LENGTHS.start, BAR_LENGTHS.stop - 1], "rows": [done[k] for k in kept]}
