@@ -8,7 +8,7 @@ ORDER_NOTE = "Rows are in the order they were tried; each is one seed unless it 
 
 def setting(row):
     """What the row changed from params.yaml, in a few words."""
-    changes = ", ".join(f"{k.removeprefix('study.')}={v}" for k, v in row["set"].items())
+    changes = ", ".join(f"{k}={v}" for k, v in row["set"].items())
     return changes or "params.yaml as is"
 
 

@@ -13,7 +13,8 @@ def plot_seed_distributions(claims, path):
     """One small panel per claim that compares the lesson's value with our seeds."""
     trained = [c for c in claims if c.per_seed]
     rows = math.ceil(len(trained) / COLUMNS)
-    fig, axes = plt.subplots(rows, COLUMNS, figsize=(3.3 * COLUMNS, 1.25 * rows + 0.6), squeeze=False)
+    height = 1.3 * rows + 1.0  # inches: the panels, and a band on top for the title and the legend
+    fig, axes = plt.subplots(rows, COLUMNS, figsize=(3.3 * COLUMNS, height), squeeze=False)
     for ax, c in zip(axes.flat, trained, strict=False):
         scale = 100 if c.percent else 1
         values = [scale * v for v in c.per_seed]
@@ -40,9 +41,11 @@ def plot_seed_distributions(claims, path):
         plt.Line2D([], [], marker="D", ls="", color="tab:red", label="lesson's value"),
         plt.Rectangle((0, 0), 1, 1, color="tab:green", alpha=0.25, label="seed range ± margin (pass band)"),
     ]
-    fig.legend(handles=handles, loc="upper center", ncol=3, fontsize=9, frameon=False)
-    fig.suptitle(
-        "Every trained claim: the lesson's one run against our seeds", y=1.0 + 0.35 / rows, fontsize=11
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.95 / height))
+    title = "Every trained claim: the lesson's one run against our seeds"
+    fig.suptitle(title, y=1 - 0.15 / height, fontsize=11)
+    legend_at = (0.5, 1 - 0.45 / height)
+    fig.legend(
+        handles=handles, loc="upper center", bbox_to_anchor=legend_at, ncol=3, fontsize=9, frameon=False
     )
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / (1.25 * rows + 0.6)))
     save(fig, path)

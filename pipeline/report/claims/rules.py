@@ -78,18 +78,17 @@ def accuracy_margin(p, n_lesson, n):
     return max(2 * math.sqrt(p * (1 - p) * (1 / n_lesson + 1 / n)), 0.001)
 
 
-def rank_text(expected, per_seed, percent=False):
+def rank_text(expected, per_seed):
     """Where the lesson's value falls among our seeds: how many lie below it, and its percentile."""
-    below = sum(v < expected for v in per_seed) + 0.5 * sum(v == expected for v in per_seed)
     n = len(per_seed)
-    where = (
-        "above every seed"
-        if below == n
-        else "below every seed"
-        if below == 0
-        else f"above {below:g} of {n} seeds"
-    )
-    return f"lesson value {where} (percentile {100 * below / n:.0f} of {n} seeds)"
+    below, equal = sum(v < expected for v in per_seed), sum(v == expected for v in per_seed)
+    if below == n:
+        where = "above every seed"
+    elif below + equal == 0:
+        where = "below every seed"
+    else:
+        where = f"above {below} of {n} seeds" + (f", equal to {equal}" if equal else "")
+    return f"lesson value {where} (percentile {100 * (below + equal / 2) / n:.0f} of {n} seeds)"
 
 
 def seed_range(id, source, claim, expected, per_seed, margin, percent=False, margin_rule=""):
