@@ -9,7 +9,7 @@ import torch
 
 from pipeline.core.batching import make_batch
 from pipeline.core.data import make_datasets
-from pipeline.core.decoding import beam_search, greedy, greedy_cached
+from pipeline.core.decoding import beam_search, greedy, greedy_cached, seed_test_draws
 from pipeline.core.recipe import smoothed_loss
 from pipeline.core.tokens import BOS, IGNORE
 from pipeline.core.training import train_model
@@ -382,3 +382,19 @@ def test_split_attention_picks_with_half_the_heads_and_counts_with_the_other_hal
     weights = WEIGHTS["split"](4, -1.0)(scores, mask)
     assert torch.allclose(weights[:, :2].sum(-1), torch.ones(2, 2, 3))  # softmax heads average
     assert torch.equal(weights[:, 2:], WEIGHTS["sigmoid"](4, -1.0)(scores, mask)[:, 2:])  # sigmoid heads sum
+
+
+def test_randomized_positions_drawn_at_test_time_decode_alike_cached_uncached_and_in_a_beam():
+    """With real draws (no patch): the same seed gives the same positions, so cached and uncached
+    greedy and a beam of one agree; a beam of four runs (each beam keeps its row's positions)."""
+    model = random_model("randomized", dropout=0.0)
+    src = torch.randint(0, 10, (32, 9), generator=torch.Generator().manual_seed(4))
+    outputs = []
+    for decode in (greedy, greedy_cached, lambda m, s: beam_search(m, s, beam_size=1)):
+        seed_test_draws(9)
+        outputs.append(decode(model, src))
+    assert torch.equal(outputs[0], outputs[1]) and torch.equal(outputs[0], outputs[2])
+    seed_test_draws(9)
+    assert beam_search(model, src, beam_size=4).shape == (32, 9)
+    seed_test_draws(10)
+    assert not torch.equal(greedy(model, src), outputs[0])  # other draws, other outputs

@@ -8,7 +8,7 @@ import yaml
 
 from pipeline.infra.errors import ConfigError
 from pipeline.report.search_section import section
-from pipeline.tools.search import command, load_rows, row_params, run_search
+from pipeline.tools.search import command, load_rows, recipe_of, row_params, run_search
 
 SMALL = {"study.train.steps": 20, "study.test_size": 20, "study.max_length": 22}
 
@@ -75,10 +75,24 @@ def test_bad_rows_are_one_clear_error(raw, tmp_path):
         row_params(raw, {"variant": "bos_mixed", "set": {"study.model.width": 64}})
     with pytest.raises(ConfigError, match="study.variants"):
         row_params(raw, {"variant": "bos_sometimes"})
+    with pytest.raises(ConfigError, match="study.train.steps.x is not a parameter"):
+        row_params(raw, {"variant": "bos_mixed", "set": {"study.train.steps.x": 3}})
     bad = tmp_path / "rows.yaml"
-    bad.write_text("- {variant: bos_mixed, seed: [0]}\n")
-    with pytest.raises(ConfigError, match="a row has variant, set, seeds and why"):
-        load_rows(bad)
+    for text, error in [
+        ("- {variant: bos_mixed, seed: [0]}", "a row has variant, set, seeds and why"),
+        ("- {variant: bos_mixed, set: [1]}", "a row's set is a mapping"),
+        ("- {variant: bos_mixed, set: {study.train.seeds: [1]}}", "belong in the row's variant and seeds"),
+        ("variant: bos_mixed", "expected a list of rows"),
+    ]:
+        bad.write_text(text + "\n")
+        with pytest.raises(ConfigError, match=error):
+            load_rows(bad)
+
+
+def test_the_recipe_keeps_the_gates_bias_wherever_a_gate_is(raw):
+    for variant, has_bias in [("bos_mixed", False), ("bos_mixed_split", True), ("bos_mixed_sums", True)]:
+        params = row_params(raw, {"variant": variant})
+        assert ("sigmoid_bias" in recipe_of(params, variant)["model"]) == has_bias
 
 
 def test_the_committed_rows_parse(raw):

@@ -6,6 +6,13 @@ import torch
 from pipeline.core.tokens import BOS
 
 
+def seed_test_draws(length):
+    """Randomized positions draw at test time from torch's generator (pipeline.model.positions):
+    seed it by the length measured, so that a test's draws depend on nothing else, not on the
+    seeds a worker evaluated before. Models of other schemes draw nothing at test time."""
+    torch.manual_seed(1_000_003 * length)
+
+
 @torch.no_grad()
 def greedy(model, src, out_len=None, src_mask=None):
     """Greedy decoding: the encoder runs once; each step appends the most probable token, never BOS.
@@ -62,6 +69,7 @@ def beam_search(model, src, beam_size=4, alpha=0.6, out_len=None, src_mask=None)
     out_len = src.shape[1] if out_len is None else out_len
     B, K = src.shape[0], beam_size
     memory = model.encode(src, src_mask).repeat_interleave(K, dim=0)  # (B K, T_enc, d_model)
+    model.positions.repeat_rows(K)  # a scheme's per-row state follows the memory
     mask = None if src_mask is None else src_mask.repeat_interleave(K, dim=0)
     cache = model.start_cache(memory, mask, steps=out_len)
     # Every beam starts as BOS; only the first is live, so the first step does not pick duplicates.

@@ -60,6 +60,9 @@ class NoPositions(nn.Module):
         """(h, T, T) added to the encoder's self-attention scores, or None."""
         return None
 
+    def repeat_rows(self, times):
+        """Beam search repeats each memory row `times` times: so must any per-row state."""
+
 
 class Sinusoidal(NoPositions):
     """The paper's: PE[position] added in both stacks (section 3.5)."""
@@ -119,6 +122,10 @@ class Randomized(Sinusoidal):
                     "randomized positions decode at most as many tokens as the source they encoded"
                 )
         return self.pe[rows[:, start:end]]  # (B, T, d_model)
+
+    def repeat_rows(self, times):
+        if self.decoder_rows is not None:
+            self.decoder_rows = self.decoder_rows.repeat_interleave(times, dim=0)  # (B K, T)
 
 
 class ALiBi(NoPositions):

@@ -68,7 +68,8 @@ class MultiHeadAttention(nn.Module):
         return self.split_heads(self.wk(xkv)), self.split_heads(self.wv(xkv))
 
     def attend(self, q, k, v, mask=None):
-        """softmax(Q K^T / sqrt(d_k)) V with heads joined by W^O (equation 1): (output, weights)."""
+        """weights(Q K^T / sqrt(d_k)) V with heads joined by W^O (equation 1, with the paper's softmax
+        or another scheme's weights): (output, weights)."""
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, h, T_q, T_k)
         weights = self.weights(scores, additive_mask(mask, scores.dtype))  # (B, h, T_q, T_k)
         out = (weights @ v).transpose(1, 2).flatten(2)  # (B, T_q, h * d_k)

@@ -1,6 +1,8 @@
-"""Lesson 10: "Con dos capas no necesitamos pre-norm". The lesson's model trained once more with
-pre-norm (x + Sublayer(LayerNorm(x)), a final LayerNorm closing each stack), same data, recipe and
-seeds, and both scored greedily at the trained length on the same test set, seed against seed.
+"""Lesson 10: "Con dos capas no necesitamos pre-norm". The lesson's model trained once more with the
+other norm (pre-norm, x + Sublayer(LayerNorm(x)) with a final LayerNorm closing each stack, when the
+pipeline's model is post-norm as the paper's; post-norm when an experiment made it pre-norm), same
+data, recipe, seeds and device, and both scored greedily at the trained length on the same test set,
+seed against seed.
 
 The claim holds when post-norm, the paper's and the lesson's, sorts at least as well as pre-norm at
 two layers: pre-norm's gain is for deep stacks (lesson 6), and here there is none to need.
@@ -14,8 +16,8 @@ import torch
 
 from pipeline.core.batching import make_batch
 from pipeline.core.data import TRAIN_PATH, load_npz
-from pipeline.core.decoding import accuracy, greedy_cached
-from pipeline.core.training import MODELS_DIR, train_model
+from pipeline.core.decoding import accuracy, greedy_cached, seed_test_draws
+from pipeline.core.training import MODELS_DIR, resolve_device, train_model
 from pipeline.infra.checkpoint import checkpoint_path, load_checkpoint
 from pipeline.infra.params import Params
 
@@ -27,6 +29,7 @@ HEADLINE = ("post_seq_acc", "pre_seq_acc", "post_minus_pre")  # the rest: metric
 def greedy_accuracy(model, source, target, batch_size):
     """Exact-sequence accuracy of cached greedy decoding on one test set of equal-length rows."""
     model.eval()
+    seed_test_draws(source.shape[1])
     preds = []
     for start in range(0, len(source), batch_size):
         rows = slice(start, start + batch_size)
@@ -36,17 +39,18 @@ def greedy_accuracy(model, source, target, batch_size):
 
 
 def compare_seed(params: Params, seed, source, target, batch_size):
-    """Worker: train `seed` with pre-norm and score it beside the pipeline's post-norm checkpoint."""
+    """Worker: train `seed` with the norm the pipeline's model lacks and score both."""
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
-    pre_params = dataclasses.replace(params, model=dataclasses.replace(params.model, norm="pre"))
+    device = resolve_device(params.train.device)
+    other = "pre" if params.model.norm == "post" else "post"
+    other_params = dataclasses.replace(params, model=dataclasses.replace(params.model, norm=other))
     data = load_npz(TRAIN_PATH, ["source", "target", "lengths"])
-    pre, losses = train_model(pre_params, seed, data)
-    post, _ = load_checkpoint(checkpoint_path(MODELS_DIR, seed))
+    trained, losses = train_model(other_params, seed, data, device)
+    models = {other: trained.cpu(), params.model.norm: load_checkpoint(checkpoint_path(MODELS_DIR, seed))[0]}
     return {
-        "pre_seq_acc": greedy_accuracy(pre, source, target, batch_size),
-        "post_seq_acc": greedy_accuracy(post, source, target, batch_size),
-        "pre_loss_last100_mean": statistics.fmean(losses[-100:]),
+        **{f"{norm}_seq_acc": greedy_accuracy(m, source, target, batch_size) for norm, m in models.items()},
+        f"{other}_loss_last100_mean": statistics.fmean(losses[-100:]),
     }
 
 

@@ -93,6 +93,11 @@ def reference_copy(model):
     return reference.eval()
 
 
+def holds_reference(config):
+    """nn.Transformer can hold the paper's model only: sinusoids, post-norm, softmax attention."""
+    return (config.positions, config.norm, config.attention) == ("sinusoidal", "post", "softmax")
+
+
 @torch.no_grad()
 def reference_gap(model, src, tgt_in, dtype):
     """The largest |logit difference| between `model` and nn.Transformer holding its weights, both in

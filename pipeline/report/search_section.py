@@ -55,7 +55,11 @@ def randomized_table(rows):
             ("0, 1, 2, ... (before)", "accuracy_plain_positions"),
         ):
             seeds = r[key].values()
-            cells = [pct(sum(a[str(n)] for a in seeds) / len(seeds)) for n in RANDOMIZED_LENGTHS]
+            tested = [all(str(n) in a for a in seeds) for n in RANDOMIZED_LENGTHS]
+            cells = [
+                pct(sum(a[str(n)] for a in seeds) / len(seeds)) if ok else "-"
+                for n, ok in zip(RANDOMIZED_LENGTHS, tested, strict=True)
+            ]
             lines.append(f"| {r['variant']} | {words} | " + " | ".join(cells) + " |")
     return [*lines, ""]
 
@@ -73,8 +77,8 @@ def section(search):
         if met
         else f"No configuration meets the bar at every length {first}-{last}; the furthest, "
         f"{best['variant']} "
-        f"({setting(best)}, {len(best['seeds'])} seed(s)), sorts at the bar up to length {best['reach']} and "
-        f"{pct(best['acc_20'])} at 20."
+        f"({setting(best)}, {len(best['seeds'])} seed(s)), sorts at the bar up to length {best['reach']}"
+        + (f" and {pct(best['acc_20'])} at 20." if best["acc_20"] is not None else ".")
     )
     return [
         "### The search: sums instead of averages",

@@ -53,7 +53,8 @@ def section(metrics, meta, diagnosis_md, diag=None, search=None):
         "## Length generalisation",
         "",
         "Can a model trained only on lengths up to 10 sort longer inputs? The bar: at least "
-        f"{100 * bar['accuracy']:.0f} % of sequences sorted exactly, mean over seeds, at every length "
+        f"{100 * bar['accuracy']:.0f} % of sequences sorted exactly, mean over seeds (and no seed below "
+        f"{100 * bar.get('seed_floor', 0):.0f} %), at every length "
         f"{bar['lengths'][0]}-{bar['lengths'][1]}. Each variant changes how the model knows positions, "
         "what it trains on, or how its attention scales; the pipeline's own model is the first row.",
         "",
@@ -126,7 +127,12 @@ def variants_text(metrics, meta, diag):
     if best in shares:
         cross = variants[best].get("attention", "softmax").split("/")[-1]  # one name, or the last of three
         sums = cross in ADDING
-        lines += ["", (sums_text if sums else average_text)(best, shares, metrics)]
+        text = (
+            sums_text(best, shares, metrics, diag["variants"][best])
+            if sums
+            else average_text(best, shares, metrics)
+        )
+        lines += ["", text]
     return lines + first_error_table(diag.get("variants", {}), trained)
 
 
@@ -143,20 +149,21 @@ def average_text(best, shares, metrics):
     return text + (" With log-length attention: " + "; ".join(others) + "." if others else "")
 
 
-def sums_text(best, shares, metrics):
-    """Why a variant whose cross-attention adds gets further, and where it stops."""
+def sums_text(best, shares, metrics, diagnosis):
+    """Why a variant whose cross-attention adds gets further, and where it stops, from its numbers:
+    its weight on the digit it writes, its first errors at the longest diagnosis length, its reach."""
     beyond = [n for n in (20, 25, 30, 40) if f"{best}_length_{n}_seq_acc" in metrics]
     at = ", ".join(f"{pct(metrics[f'{best}_length_{n}_seq_acc'])} at {n}" for n in beyond)
+    n = str(max(int(k) for k in diagnosis))
+    first = diagnosis[n].get("first_error", {})
+    early, extra = first.get("too_few_copies", 0.0), first.get("extra_copy", 0.0)
     return (
         f"Why the best, {best}, gets further: its cross-attention adds instead of averaging, so the "
-        f"weight it puts on the input digits equal to the one it writes {moves(shares[best])} (last "
-        "layer, sum over the input, mean over heads and steps): a count read through it does not "
-        "shrink as the input grows, and outputs that move on from a digit too early, the softmax "
-        "variants' failure, nearly vanish (the table below). Where it stops: it sorts at the bar up to "
-        f"length {metrics[f'{best}_bar_up_to_length']}, then {at}; what errors remain are copies "
-        "miscounted either way, counts of one digit larger than inputs of at most 10 digits hold. Its "
-        "cross-attention also spreads over every digit from the one it writes upward (the attention "
-        "figure), a sum that grows with the input."
+        f"sum of the weights it puts on the input digits equal to the one it writes {moves(shares[best])} "
+        "(last layer, mean over heads and steps; a sum of sigmoid weights, not a share): a count read "
+        f"through it does not shrink as the input grows. At length {n}, {pct(early)} of its outputs move "
+        f"on from a digit too early and {pct(extra)} write a copy too many (the table below). Where it "
+        f"stops: it sorts at the bar up to length {metrics[f'{best}_bar_up_to_length']}, then {at}."
     )
 
 

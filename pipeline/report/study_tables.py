@@ -24,6 +24,9 @@ ATTENTIONS = {
     "none/sigmoid/sigmoid": "no attention in the encoder (each input token stays itself, whatever the "
     "length), and sigmoid weights in the decoder's two attentions: every count the decoder reads is a sum",
     "sigmoid": "sigmoid weights, sigmoid(score + b_h), in every attention",
+    "softmax/softmax/sigmoid": "sigmoid weights in cross-attention only",
+    "none/split/split": "no attention in the encoder; in the decoder's two attentions half the heads "
+    "softmax, half sigmoid",
 }
 FIRST_ERROR_WORDS = {
     "too_few_copies": "moved on too early",

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from pipeline.core.batching import make_batch
-from pipeline.core.decoding import greedy_cached, teacher_forced
+from pipeline.core.decoding import greedy_cached, seed_test_draws, teacher_forced
 from pipeline.core.tokens import BOS, DIGITS
 from pipeline.study.sets import longest_input
 
@@ -56,6 +56,7 @@ def accuracy_by_length(model, tests, batch_size, device):
     for n, source in tests.items():
         if n > longest_input(model.config):
             continue
+        seed_test_draws(n)
         correct = []
         for start in range(0, len(source), batch_size):
             rows = np.asarray(source[start : start + batch_size])
@@ -112,6 +113,7 @@ def attention_by_rank(weights, source):
 def diagnose(model, source, batch_size=1000):
     """Numbers on how one model sorts one set of equal-length sources."""
     n = source.shape[1]
+    seed_test_draws(n)
     src = torch.as_tensor(source, dtype=torch.long)
     target = np.sort(source, axis=1)
     pred = torch.cat([greedy_cached(model, src[i : i + batch_size]) for i in range(0, len(src), batch_size)])

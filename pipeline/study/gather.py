@@ -216,6 +216,7 @@ def run_study(params: Params, workers=None):
         },
         "bar": {
             "accuracy": BAR,
+            "seed_floor": SEED_FLOOR,
             "lengths": [BAR_LENGTHS.start, BAR_LENGTHS.stop - 1],
             "met_by": [v for v in s.variants if summaries[v]["meets_bar"]],
         },

@@ -12,6 +12,7 @@ resumes where it stopped; the file is rewritten after every row, so nothing done
 import argparse
 import copy
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from pipeline.infra import files
 from pipeline.infra.errors import ConfigError, stage_entry
 from pipeline.infra.params import as_dict, parse_params
 from pipeline.infra.pool import run_jobs
+from pipeline.model.attention import uses_sigmoid_bias
 from pipeline.study.gather import BAR_LENGTHS, summarise
 from pipeline.study.sets import study_test_sets
 from pipeline.study.variant import train_and_test, variant_params
@@ -36,6 +38,11 @@ def load_rows(path=ROWS_PATH):
     for row in rows:
         if not isinstance(row, dict) or set(row) - {"variant", "set", "seeds", "why"} or "variant" not in row:
             raise ConfigError(f"{path}: a row has variant, set, seeds and why, got {row}")
+        if not isinstance(row.get("set", {}), dict):
+            raise ConfigError(f"{path}: a row's set is a mapping of study.* values, got {row['set']!r}")
+        taken = {"study.variants", "study.train.seeds"} & set(row.get("set", {}))
+        if taken:
+            raise ConfigError(f"{path}: {', '.join(sorted(taken))} belong in the row's variant and seeds")
     return rows
 
 
@@ -53,8 +60,8 @@ def row_params(raw_params, row):
             raise ConfigError(f"{ROWS_PATH}: {key} is not a study.* parameter")
         section = raw
         for part in path:
-            section = section[part]
-        if last not in section:
+            section = section.get(part) if isinstance(section, dict) else None
+        if not isinstance(section, dict) or last not in section:
             raise ConfigError(f"{ROWS_PATH}: {key} is not a parameter of params.yaml")
         section[last] = value
     return parse_params(raw)
@@ -77,7 +84,7 @@ def recipe_of(params, variant):
     attention is a sigmoid)."""
     recipe = variant_params(params, variant)
     study, model = as_dict(params.study), as_dict(recipe.model)
-    if "sigmoid" not in model["attention"]:
+    if not uses_sigmoid_bias(model["attention"]):
         del model["sigmoid_bias"]
     return {
         "model": model,
@@ -90,9 +97,15 @@ def recipe_of(params, variant):
 def by_length(accuracy):
     """{seed: {length: exact-sequence accuracy}} from each seed's flat accuracy metrics."""
     return {
-        str(s): {n: a[f"length_{n}_seq_acc"] for n in range(1, 41) if f"length_{n}_seq_acc" in a}
+        str(s): {int(k.split("_")[1]): v for k, v in a.items() if k.endswith("_seq_acc")}
         for s, a in accuracy.items()
     }
+
+
+def exact_sequences(accuracy):
+    """Only the exact-sequence keys of one seed's metrics: what a recorded row keeps of every seed,
+    so that seeds trained now and seeds reused from the file summarise alike."""
+    return {k: v for k, v in accuracy.items() if k.endswith("_seq_acc")}
 
 
 def row_result(row, recipe, accuracy, plain=None):
@@ -166,7 +179,7 @@ def run_search(raw_params, rows, workers=None, path=RESULTS_PATH, all_rows=None)
 
     def save(key, row, recipe, seeds, where):
         accuracy = {
-            s: finished[where[s]]["accuracy"]
+            s: exact_sequences(finished[where[s]]["accuracy"])
             if s in where
             else trained[(json.dumps(recipe), row["variant"], s)]
             for s in seeds
@@ -212,7 +225,11 @@ def main(argv=None):
     raw = yaml.safe_load(Path("params.yaml").read_text())
     every_row = load_rows()
     rows = [r for r in every_row if args.only in r["variant"]]
-    run_search(raw, rows, args.workers, all_rows=every_row)
+    try:
+        run_search(raw, rows, args.workers, all_rows=every_row)
+    except KeyboardInterrupt:
+        print(f"interrupted: the rows finished so far are in {RESULTS_PATH}", file=sys.stderr)
+        sys.exit(130)
     print(f"search: done in {time.perf_counter() - start:.0f} s; results in {RESULTS_PATH}")
 
 
