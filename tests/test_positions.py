@@ -65,6 +65,19 @@ def first_positions(monkeypatch):
     monkeypatch.setattr("pipeline.model.positions.random_positions", first)
 
 
+def assert_junk_after_the_end_changes_nothing(model):
+    """Two rows of 4 real tokens padded with 5 of junk: the real positions' logits stay the same.
+    Returns the unpadded inputs."""
+    g = torch.Generator().manual_seed(3)
+    src, tgt_in = torch.randint(0, 10, (2, 4), generator=g), torch.randint(0, 11, (2, 4), generator=g)
+    tgt_in[:, 0] = BOS
+    junk = torch.randint(0, 10, (2, 5), generator=g)
+    mask = padding_mask(torch.tensor([4, 4]), 9)
+    padded = model(torch.cat([src, junk], 1), torch.cat([tgt_in, junk], 1), mask)
+    assert torch.allclose(padded[:, :4], model(src, tgt_in), atol=1e-5)
+    return src, tgt_in
+
+
 def padded_sources(rows, length, seed=1):
     g = torch.Generator().manual_seed(seed)
     src = torch.randint(0, 10, (rows, length), generator=g)
@@ -182,13 +195,7 @@ def test_log_length_attention_decodes_and_pads_as_softmax_does(positions):
     mask = padding_mask(lengths, 9)
     for out_len in (9, 14):
         assert torch.equal(greedy_cached(model, src, out_len, mask), greedy(model, src, out_len, mask))
-    g = torch.Generator().manual_seed(3)
-    src, tgt_in = torch.randint(0, 10, (2, 4), generator=g), torch.randint(0, 11, (2, 4), generator=g)
-    tgt_in[:, 0] = BOS
-    junk = torch.randint(0, 10, (2, 5), generator=g)
-    mask = padding_mask(torch.tensor([4, 4]), 9)
-    padded = model(torch.cat([src, junk], 1), torch.cat([tgt_in, junk], 1), mask)
-    assert torch.allclose(padded[:, :4], model(src, tgt_in), atol=1e-5)
+    src, tgt_in = assert_junk_after_the_end_changes_nothing(model)
     assert not torch.allclose(model(src, tgt_in), random_model(positions, dropout=0.0)(src, tgt_in))
 
 
@@ -241,13 +248,7 @@ def test_sigmoid_attention_decodes_pads_and_searches_as_softmax_does(positions, 
         expected = greedy(model, src, out_len, mask)
         assert torch.equal(greedy_cached(model, src, out_len, mask), expected)
         assert torch.equal(beam_search(model, src, beam_size=1, out_len=out_len, src_mask=mask), expected)
-    g = torch.Generator().manual_seed(3)
-    src, tgt_in = torch.randint(0, 10, (2, 4), generator=g), torch.randint(0, 11, (2, 4), generator=g)
-    tgt_in[:, 0] = BOS
-    junk = torch.randint(0, 10, (2, 5), generator=g)
-    mask = padding_mask(torch.tensor([4, 4]), 9)
-    padded = model(torch.cat([src, junk], 1), torch.cat([tgt_in, junk], 1), mask)
-    assert torch.allclose(padded[:, :4], model(src, tgt_in), atol=1e-5)
+    assert_junk_after_the_end_changes_nothing(model)
 
 
 def test_no_attention_leaves_each_token_on_its_own():
