@@ -60,6 +60,10 @@ BAD = [
     (with_value("data.test_lengths", []), ["data.test_lengths", "non-empty"]),
     (with_value("data.test_lengths", [6, 80]), ["data.test_lengths", "80", "model.max_len = 64"]),
     (with_value("data.train_lengths", [65]), ["data.train_lengths", "65", "max_len"]),
+    (
+        {**with_value("data.test_lengths", [10, 64]), "model": {**DEFAULT["model"], "positions": "bos"}},
+        ["data.test_lengths", "64", "max_len = 64 less the BOS", "[1, 63]"],
+    ),
     (with_value("data.train_size", 10), ["train.batch_size = 64", "data.train_size = 10"]),
     (with_value("train.stpes", 5), ["unknown parameter train.stpes", "did you mean train.steps"]),
     (with_value("modle", {}), ["unknown parameter modle", "did you mean model"]),

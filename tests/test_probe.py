@@ -130,7 +130,7 @@ def test_probe_forward_with_the_sum_is_the_models_forward(norm):
     model = depth_probes.seeded_model(dataclasses.replace(TINY_MODEL, norm=norm), seed=0)
     batch = tiny_batch()
     with torch.no_grad():
-        x0, y0 = depth_probes.embedded_inputs(model, batch.src, batch.tgt_in)
+        x0, y0 = depth_probes.embedded_inputs(model, batch.src, batch.tgt_in, 0)
         memory = depth_probes.encoder_stack(model, x0, with_sum=True)
         hidden = depth_probes.decoder_stack(model, y0, memory, with_sum=True)
         assert torch.allclose(memory, model.encode(batch.src), atol=1e-6)

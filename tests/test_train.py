@@ -208,7 +208,9 @@ def test_checkpoint_whose_weights_do_not_fit_its_config_is_refused(tmp_path):
 def test_evaluation_refuses_lengths_beyond_the_checkpoints_positions():
     model = Transformer(ModelParams(d_model=8, heads=2, layers=1, d_ff=8, max_len=10))
     check_fits(model, [6, 10], "m.pt")
-    with pytest.raises(DataError, match="max_len = 10, but the test data has lengths \\[12\\]"):
+    with pytest.raises(
+        DataError, match=r"max_len = 10 \(sources up to 10\), but the test data has lengths \[12\]"
+    ):
         check_fits(model, [10, 12], "m.pt")
 
 

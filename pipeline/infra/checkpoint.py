@@ -56,8 +56,10 @@ def load_checkpoint(path, device="cpu"):
 
 def check_fits(model: Transformer, lengths, path):
     """Refuse data the checkpoint cannot read: sequences longer than its positions."""
-    too_long = [n for n in lengths if n > model.config.max_len]
+    longest = model.config.max_len - (model.config.positions == "bos")  # BOS opens a bos source
+    too_long = [n for n in lengths if n > longest]
     if too_long:
         raise DataError(
-            f"{path} has max_len = {model.config.max_len}, but the test data has lengths {too_long}"
+            f"{path} has max_len = {model.config.max_len} (sources up to {longest}), "
+            f"but the test data has lengths {too_long}"
         )

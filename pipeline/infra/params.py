@@ -204,12 +204,14 @@ def _check_across(p: Params):
             f"train.batch_size = {p.train.batch_size} exceeds data.train_size = {p.data.train_size}: "
             "a batch must fit in the training set"
         )
+    longest = m.max_len - (m.positions == "bos")  # positions bos open the source with BOS
     for key in ("train_lengths", "test_lengths"):
         for length in getattr(p.data, key):
-            if length > m.max_len:
+            if length > longest:
                 raise ConfigError(
-                    f"data.{key} has {length}, beyond model.max_len = {m.max_len}: "
-                    f"lengths must be in [1, {m.max_len}] (the decoder also reads BOS)"
+                    f"data.{key} has {length}, beyond model.max_len = {m.max_len}"
+                    + (" less the BOS that opens the source" if longest < m.max_len else "")
+                    + f": lengths must be in [1, {longest}]"
                 )
     check_heads("study.model", p.study.model)
     check_length_batches(p.study)

@@ -81,10 +81,11 @@ def wrap(residual: Residual, x, sublayer, with_sum):
     return residual.ln(x + out if with_sum else out)
 
 
-def encoder_stack(model: Transformer, x, with_sum, src_mask=None):
-    """The encoder from its embedded input x (B, T, d_model) to the memory, sum on or off."""
+def encoder_stack(model: Transformer, x, with_sum, mask=None):
+    """The encoder from its embedded input x (B, T, d_model) to the memory, sum on or off; `mask`
+    (boolean or additive) goes to every self-attention."""
     for layer in model.encoder:
-        x = wrap(layer.sub[0], x, lambda h, a=layer.attn: a(h, h, src_mask), with_sum)
+        x = wrap(layer.sub[0], x, lambda h, a=layer.attn: a(h, h, mask), with_sum)
         x = wrap(layer.sub[1], x, layer.ffn, with_sum)
     return model.encoder_norm(x)
 
@@ -116,9 +117,12 @@ PATHS = ("encoder", "decoder", "source_to_output")
 
 
 @torch.no_grad()
-def embedded_inputs(model: Transformer, src, tgt_in):
-    """sqrt(d_model) E[t] + PE for source and decoder input (dropout off: eval mode)."""
-    return model.embed(src), model.embed(tgt_in)
+def embedded_inputs(model: Transformer, src, tgt_in, seed):
+    """sqrt(d_model) E[t] + PE for source (as the encoder reads it) and decoder input, dropout off
+    (eval mode); a positions scheme that draws at test time draws from `seed`."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return model.embed(model.positions.source(src), encoder=True), model.embed(tgt_in)
 
 
 def jacobian_norms(model: Transformer, src, tgt_in, with_sum, seed):
@@ -126,15 +130,16 @@ def jacobian_norms(model: Transformer, src, tgt_in, with_sum, seed):
     source embedding to memory, decoder embedding to decoder output (memory fixed), and source
     embedding to decoder output (through the memory)."""
     dtype = next(model.parameters()).dtype
-    x0, y0 = embedded_inputs(model, src, tgt_in)
+    x0, y0 = embedded_inputs(model, src, tgt_in, seed)
+    bias = model.positions.encoder_bias(x0.shape[1])  # (h, T, T) or None: a scheme's score bias
     generator = torch.Generator().manual_seed(seed)
     v_src, v_tgt = (unit_direction(t.shape, generator, dtype) for t in (x0, y0))
-    memory = encoder_stack(model, x0, with_sum).detach()
+    memory = encoder_stack(model, x0, with_sum, bias).detach()
     return {
-        "encoder": jvp_norm(lambda x: encoder_stack(model, x, with_sum), x0, v_src),
+        "encoder": jvp_norm(lambda x: encoder_stack(model, x, with_sum, bias), x0, v_src),
         "decoder": jvp_norm(lambda y: decoder_stack(model, y, memory, with_sum), y0, v_tgt),
         "source_to_output": jvp_norm(
-            lambda x: decoder_stack(model, y0, encoder_stack(model, x, with_sum), with_sum), x0, v_src
+            lambda x: decoder_stack(model, y0, encoder_stack(model, x, with_sum, bias), with_sum), x0, v_src
         ),
     }
 

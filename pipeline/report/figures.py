@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from pipeline.core import lesson
-from pipeline.report.inputs import read_numbers, read_rows, read_tsv_column
+from pipeline.report.inputs import memory_tokens, read_numbers, read_rows, read_tsv_column
 from pipeline.report.style import plt, save
 
 
@@ -65,14 +65,14 @@ def plot_cross_attention(example_path, path):
     fig, axes = plt.subplots(
         n_layers, n_heads, figsize=(2.3 * n_heads + 1, 2.4 * n_layers + 0.6), squeeze=False
     )
-    inputs = [str(d) for d in example["input"]]
+    inputs, memory = [str(d) for d in example["input"]], memory_tokens(example)
     read = ["BOS"] + [str(d) for d in example["output"][:-1]]
     emitted = [str(d) for d in example["output"]]
     for i, layer in enumerate(layers):
         for h, weights in enumerate(layer):
             ax = axes[i][h]
             image = ax.imshow(weights, cmap="viridis", vmin=0, vmax=1)
-            ax.set_xticks(range(len(inputs)), inputs, fontsize=7)
+            ax.set_xticks(range(len(memory)), memory, fontsize=7)
             labels = [f"{r}→{e}" for r, e in zip(read, emitted, strict=True)] if h == 0 else []
             ax.set_yticks(range(len(emitted)), labels, fontsize=7)
             ax.grid(False)

@@ -36,3 +36,11 @@ def read_tsv_column(path, column):
 def read_losses(log_dir, seeds):
     """Every seed's logged training loss, step by step."""
     return [read_tsv_column(Path(log_dir) / f"seed_{s}/plots/metrics/loss.tsv", "loss")[1] for s in seeds]
+
+
+def memory_tokens(example):
+    """The tokens the example's memory rows stand for, one per column of its cross-attention: the
+    input digits, with "BOS" first where the positions scheme opens the source with it."""
+    inputs = [str(d) for d in example["input"]]
+    columns = len(example["cross_attention"][0][0][0])  # [layer][head][output step][memory row]
+    return ["BOS"] * (columns - len(inputs)) + inputs

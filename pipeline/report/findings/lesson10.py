@@ -4,6 +4,7 @@ import statistics
 
 from pipeline.core import lesson
 from pipeline.report.findings.finding import Figure, Finding, plural
+from pipeline.report.inputs import memory_tokens
 from pipeline.study.text import pct
 
 LOOKS_UP = 2  # attention on the digit written, over what even attention would give, to say "looks up"
@@ -72,13 +73,14 @@ def cross_attention(example):
     outputs = example.get("outputs_by_seed", {})
     correct = sum(out == example["output"] for out in outputs.values())
     inputs, written = example["input"], example["output"]
-    last = example["cross_attention"][-1]  # [head][output step][input position]
+    memory = memory_tokens(example)  # one per column: the inputs, with BOS first for some schemes
+    last = example["cross_attention"][-1]  # [head][output step][memory row]
     share = statistics.fmean(
-        sum(w for j, w in enumerate(head[i]) if inputs[j] == digit)
+        sum(w for j, w in enumerate(head[i]) if memory[j] == str(digit))
         for head in last
         for i, digit in enumerate(written)
     )
-    even = statistics.fmean(inputs.count(digit) / len(inputs) for digit in written)
+    even = statistics.fmean(memory.count(str(digit)) / len(memory) for digit in written)
     looks_up = share > LOOKS_UP * even
     text = (
         f"On the lesson's example, {' '.join(map(str, inputs))}, seed {example['seed']} writes "
