@@ -11,6 +11,10 @@ formats them. The lesson does not print four helpers it uses; they are filled in
     peak at 1, min(s / warmup, sqrt(warmup / s));
   - datos(n): a batch x, y, y_in (digits, their sorted copy, BOS + y shifted right); here it serves
     the rows the project's batch order picks, so that both loops see the same batches.
+The project's model differs from the lesson's in one deliberate place: its dropout draws the mask as
+uniform numbers against p rather than with nn.Dropout's bernoulli_ (the same distribution, from a
+kernel that computes alike on every CPU, and faster). The tests that compare train mode give the
+lesson's model the project's dropout (with_our_dropout); everything else is the lesson's as printed.
 """
 
 import math
@@ -32,7 +36,7 @@ from pipeline.core.tokens import BOS as OUR_BOS
 from pipeline.core.tokens import VOCAB
 from pipeline.core.training import train_model
 from pipeline.infra.params import ModelParams, Params, TrainParams
-from pipeline.model.transformer import DecoderLayer, EncoderLayer, count_parameters
+from pipeline.model.transformer import DecoderLayer, Dropout, EncoderLayer, count_parameters
 from pipeline.model.transformer import Transformer as OurTransformer
 
 # --- the lesson's helpers it does not print ---------------------------------------------------
@@ -190,6 +194,15 @@ def lesson_copy(ours):
     return m.train(ours.training)
 
 
+def with_our_dropout(m):
+    """The lesson's model with each nn.Dropout replaced by the project's Dropout of the same p."""
+    for parent in list(m.modules()):
+        for name, child in parent.named_children():
+            if isinstance(child, nn.Dropout):
+                setattr(parent, name, Dropout(child.p))
+    return m
+
+
 def same_weights(m, ours):
     """Every lesson parameter equals its counterpart in `ours`, both lists in the same order."""
     mine, theirs = list(m.named_parameters()), list(ours.named_parameters())
@@ -255,9 +268,10 @@ def test_same_parameters_and_initial_weights_under_the_same_seed():
 
 
 def test_same_logits_in_eval_mode_and_in_train_mode_under_the_same_dropout_seed():
-    """Same weights give identical logits in eval mode, and in train mode with the same dropout seed."""
+    """Same weights give identical logits in eval mode, and in train mode with the same dropout seed
+    (the lesson's model given the project's dropout)."""
     torch.manual_seed(0)
-    m = Transformer()
+    m = with_our_dropout(Transformer())
     torch.manual_seed(0)
     ours = OurTransformer(ModelParams())
     x, _, y_in = sorting_batch()
@@ -304,7 +318,7 @@ def test_lesson_loop_and_train_model_give_the_same_losses_and_weights(training_d
         return x, y, torch.cat([torch.full((n, 1), BOS), y[:, :-1]], dim=1)
 
     torch.manual_seed(0)  # train_model's seed: initial weights, then dropout masks
-    m = Transformer(d=32, h=4, N=2, d_ff=128, p=0.1)
+    m = with_our_dropout(Transformer(d=32, h=4, N=2, d_ff=128, p=0.1))
     opt = torch.optim.Adam(m.parameters(), lr=2e-3, betas=(0.9, 0.98), eps=1e-9)
     sch = LambdaLR(opt, lambda s: forma(s + 1, warmup=100))  # ecuación (3)
     m.train()

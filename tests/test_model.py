@@ -3,6 +3,7 @@ import torch
 from pipeline.infra.params import ModelParams
 from pipeline.model.transformer import (
     DecoderLayer,
+    Dropout,
     EncoderLayer,
     MultiHeadAttention,
     Transformer,
@@ -88,3 +89,20 @@ def test_embeddings_are_tied_and_scaled():
 def test_pre_norm_adds_one_final_layer_norm_per_stack():
     post, pre = Transformer(ModelParams()), Transformer(ModelParams(norm="pre"))
     assert count_parameters(pre) - count_parameters(post) == 2 * 2 * 32
+
+
+def test_dropout_keeps_one_minus_p_of_the_elements_and_preserves_the_mean():
+    """The model's dropout: as nn.Dropout, each element kept with probability 1 - p and scaled by
+    1 / (1 - p), so the expected output is the input; in evaluation it is the identity."""
+    drop = Dropout(0.1).train()
+    x = torch.ones(200, 1000)
+    torch.manual_seed(0)
+    y = drop(x)
+    kept = y != 0
+    assert torch.allclose(y[kept], torch.tensor(1 / 0.9))
+    share = kept.float().mean().item()
+    assert abs(share - 0.9) < 4 * (0.9 * 0.1 / x.numel()) ** 0.5  # within 4 standard errors
+    assert abs(y.mean().item() - 1.0) < 0.01
+    torch.manual_seed(0)
+    assert torch.equal(drop(x), y)  # the same generator state, the same mask
+    assert drop.eval()(x) is x and Dropout(0.0).train()(x) is x

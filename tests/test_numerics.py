@@ -1,13 +1,19 @@
 """The pinned CPU numerics: a training run gives the same bytes whatever the outer environment asks
 for, and would not without the pin, so the pin is what makes results portable across x86-64 CPUs."""
 
+import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from pipeline.infra import numerics
+from pipeline.probes import fingerprint
+from pipeline.tools import reproduced
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # A few training steps of a tiny model, in a fresh process; prints the SHA-256 of its weights and
 # the capability ATen ran with.
@@ -72,3 +78,137 @@ def test_cpu_flags_of_an_unreadable_file_are_empty(tmp_path):
     info = tmp_path / "cpuinfo"
     info.write_text("processor\t: 0\nflags\t\t: fpu avx2 fma\n")
     assert numerics.cpu_flags(info) == {"fpu", "avx2", "fma"}
+
+
+# --------------------------------------------------------------------- the numerics fingerprint
+
+
+def test_the_fingerprint_names_the_operations_another_kernel_computes_otherwise():
+    """ATen's generic kernels in place of its AVX2 ones: the entries of ATen's own operations
+    change, MKL's matrix products do not, and the fingerprint says which."""
+    if not numerics.has_avx2():
+        pytest.skip("the pinned kernels are AVX2 ones")
+    env = {**os.environ, numerics.UNPINNED_ENV: "1", "ATEN_CPU_CAPABILITY": "default"}
+    code = (
+        "import pipeline, json; from pipeline.probes.fingerprint import operation_entries; "
+        "print(json.dumps(operation_entries()))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    changed = fingerprint.differing(json.loads(out.stdout), fingerprint.operation_entries())
+    assert "softmax_forward" in changed and "layernorm_backward" in changed
+    assert "linear_proj_forward" not in changed  # MKL's, which the capability does not choose
+
+
+def test_a_fingerprint_record_that_agrees_keeps_the_machine_that_first_made_it():
+    record = {"in_use": "default", "cpu": {"vendor": "A", "model": "first"}, "torch": "t", "modes": {"m": 1}}
+    here = {**record, "cpu": {"vendor": "B", "model": "second"}}
+    assert fingerprint.kept_record(record, here) == record
+    other = {**here, "modes": {"m": 2}}
+    assert fingerprint.kept_record(record, other) == other
+    assert fingerprint.kept_record(None, here) == here
+
+
+@pytest.mark.slow
+def test_a_machine_that_computes_otherwise_skips_the_recorded_bytes_and_says_why(tmp_path):
+    recorded = json.loads((ROOT / "tests/recorded_bytes.json").read_text())
+    recorded["numerics"]["linear_proj_grad_weight"] = "0" * 16
+    other = tmp_path / "recorded_elsewhere.json"
+    other.write_text(json.dumps(recorded))
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_train.py",
+            "-k",
+            "recorded",
+        ],
+        env={**os.environ, "PIPELINE_RECORDED_BYTES": str(other)},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stdout
+    assert "2 skipped" in out.stdout and "differ from this machine's in linear_proj_grad_weight" in out.stdout
+
+
+# ------------------------------------------------------- CI's check of a regeneration
+
+
+def commit(repo, *paths):
+    subprocess.run(["git", "add", *paths], cwd=repo, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "results"], cwd=repo, check=True
+    )
+
+
+@pytest.fixture
+def results_repo(tmp_path, monkeypatch):
+    """A git repository with committed results: a claims table that passes, the numerics record."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / "reports/claims.csv").write_text("id,status\na,pass\nb,note\n")
+    record = {
+        "in_use": "default",
+        "cpu": {"vendor": "AuthenticAMD", "model": "first"},
+        "torch": "t",
+        "modes": {
+            "default": {
+                "operations": {"linear_proj_forward": "1", "softmax_forward": "2"},
+                "training_steps": "3",
+            }
+        },
+    }
+    (tmp_path / reproduced.NUMERICS).write_text(json.dumps(record))
+    commit(tmp_path, ".")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(reproduced, "read_deviations", lambda: {})
+    return tmp_path, record
+
+
+def run_check(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        reproduced.main()
+    out = capsys.readouterr()
+    return stopped.value.code, out.out + out.err
+
+
+def test_the_same_numerics_and_a_clean_tree_reproduce_every_result(results_repo, capsys):
+    status, said = run_check(capsys)
+    assert status == 0 and "reproduced to the byte" in said
+
+
+def test_the_same_numerics_and_a_changed_result_fail(results_repo, capsys):
+    repo, _ = results_repo
+    (repo / "reports/claims.csv").write_text("id,status\na,pass\nb,pass\n")
+    status, said = run_check(capsys)
+    assert status == 1 and "1 tracked files differ" in said and "reports/claims.csv" in said
+
+
+def test_other_numerics_pass_on_the_verdict_and_say_what_differs(results_repo, capsys):
+    """Another machine: one operation rounds otherwise, the regenerated results differ, every claim
+    holds: the check passes and names the operation and the files."""
+    repo, record = results_repo
+    record["modes"]["default"]["operations"]["linear_proj_forward"] = "other"
+    record["cpu"] = {"vendor": "GenuineIntel", "model": "second"}
+    (repo / reproduced.NUMERICS).write_text(json.dumps(record))
+    (repo / "reports/claims.csv").write_text("id,status\na,pass\nb,pass\n")
+    status, said = run_check(capsys)
+    assert status == 0
+    assert "computes otherwise than the committed results' machine: linear_proj_forward" in said
+    assert "2 tracked files differ" in said and "every claim still holds" in said
+
+
+def test_other_numerics_and_a_failing_claim_fail(results_repo, capsys):
+    repo, record = results_repo
+    record["modes"]["default"]["operations"]["softmax_forward"] = "other"
+    (repo / reproduced.NUMERICS).write_text(json.dumps(record))
+    (repo / "reports/claims.csv").write_text("id,status\na,fail\n")
+    status, said = run_check(capsys)
+    assert status == 1 and "a: fails and is not a known deviation" in said

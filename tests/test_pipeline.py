@@ -126,7 +126,7 @@ def test_report_renders_the_claims_and_figures(reproduced):
     )
     assert "\n## Length generalisation\n" in readme
     assert "| bos_mixed | bos | softmax | 1-5 | 30 | 2 |" in readme
-    assert "runs/<stage>.json" in readme and "CPU kernels: AVX2" in readme
+    assert "runs/<stage>.json" in readme and "CPU kernels AVX2), fingerprint" in readme
     # the answer first: findings beside their figures, then the claims, then the study
     assert (
         readme.index("\n## Key findings\n")
@@ -136,11 +136,20 @@ def test_report_renders_the_claims_and_figures(reproduced):
     assert set(re.findall(r"\]\(figures/([^)]+)\)", readme)) == set(figures)  # every figure drawn is shown
 
 
-def test_second_repro_has_nothing_to_do(reproduced):
+def stages_run(output):
+    """The stages a `dvc repro` ran, in order."""
+    return re.findall(r"Running stage '([^']+)'", output)
+
+
+def test_second_repro_checks_the_numerics_and_has_nothing_else_to_do(reproduced):
     repo, _ = reproduced
+    recorded = (repo / "metrics/numerics.json").read_bytes()
     again = run(["dvc", "repro"], repo)
-    assert "Data and pipelines are up to date" in again.stdout
-    assert "up to date" in run(["dvc", "status"], repo).stdout
+    assert stages_run(again.stdout) == ["numerics"]  # always: this machine's numerics, as recorded
+    assert "numerics: mode default" in again.stdout and ": as recorded" in again.stdout
+    assert (repo / "metrics/numerics.json").read_bytes() == recorded
+    status = run(["dvc", "status"], repo).stdout
+    assert "always changed" in status and "modified" not in status and "changed deps" not in status
 
 
 def test_the_headline_metrics_fit_one_screen(reproduced):
@@ -188,7 +197,7 @@ def test_a_team_remote_shares_results_without_retraining(reproduced, tmp_path):
     run(["dvc", "pull", "--run-cache"], second)
     assert (second / "models/seed_1.pt").read_bytes() == (repo / "models/seed_1.pt").read_bytes()
     again = run(["dvc", "repro"], second)
-    assert "Running stage" not in again.stdout and "up to date" in again.stdout  # nothing trained
+    assert stages_run(again.stdout) == ["numerics"]  # nothing trained
     assert run(["git", "status", "--porcelain"], second).stdout == ""
 
 

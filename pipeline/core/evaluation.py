@@ -87,9 +87,14 @@ def evaluate_seed(params, seed, test):
     batch = make_batch(source, target, np.full(len(source), n))
     model.cpu()
     for dtype in (torch.float64, torch.float32) if holds_reference(model.config) else ():
-        result[f"reference_max_diff_{str(dtype).split('.')[-1]}"] = reference_gap(
-            model, batch.src, batch.tgt_in, dtype
+        gap = reference_gap(model, batch.src, batch.tgt_in, dtype)
+        name = str(dtype).split(".")[-1]
+        result[f"reference_max_diff_{name}"], result[f"reference_logit_max_{name}"] = (
+            gap["max_diff"],
+            gap["logit_max"],
         )
+    if holds_reference(model.config):  # the longest dot product: rounding errors grow with it
+        result["reference_dot_length"] = max(model.config.d_model, model.config.d_ff)
     shown = {length: rows[: ev.show_failures] for length, rows in failures.items()}
     return result, shown, cross_attention_example(model, EXAMPLE_INPUT, "cpu")
 

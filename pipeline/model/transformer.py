@@ -85,12 +85,28 @@ def feed_forward(d_model, d_ff):
     return nn.Sequential(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Linear(d_ff, d_model))
 
 
+class Dropout(nn.Module):
+    """Dropout (section 5.4): each element kept with probability 1 - p and scaled by 1 / (1 - p), as
+    nn.Dropout does, with the mask drawn as uniform numbers against p: the same distribution, from
+    a kernel that computes alike on every CPU, and faster here than nn.Dropout's bernoulli_."""
+
+    def __init__(self, p):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        keep = torch.rand(x.shape, dtype=x.dtype, device=x.device).ge_(self.p)  # 1 where kept, else 0
+        return x * keep.mul_(1 / (1 - self.p))
+
+
 class Residual(nn.Module):
     """One sublayer's wrapper: post-norm LayerNorm(x + Sublayer(x)) as the paper, or pre-norm."""
 
     def __init__(self, d_model, dropout, norm):
         super().__init__()
-        self.norm, self.ln, self.drop = norm, nn.LayerNorm(d_model), nn.Dropout(dropout)
+        self.norm, self.ln, self.drop = norm, nn.LayerNorm(d_model), Dropout(dropout)
 
     def forward(self, x, sublayer):
         if self.norm == "pre":
@@ -189,7 +205,7 @@ class Transformer(nn.Module):
         final = c.norm == "pre"
         self.encoder_norm = nn.LayerNorm(c.d_model) if final else nn.Identity()
         self.decoder_norm = nn.LayerNorm(c.d_model) if final else nn.Identity()
-        self.drop = nn.Dropout(c.dropout)
+        self.drop = Dropout(c.dropout)
         # Created last, so that every other weight starts as the paper's model's does under the
         # same seed, whatever the scheme.
         self.positions = SCHEMES[c.positions](c)

@@ -100,7 +100,12 @@ def holds_reference(config):
 
 @torch.no_grad()
 def reference_gap(model, src, tgt_in, dtype):
-    """The largest |logit difference| between `model` and nn.Transformer holding its weights, both in
-    `dtype` and in evaluation mode, on teacher-forced inputs (the model itself is left as it was)."""
+    """How far `model` and nn.Transformer holding its weights lie apart, both in `dtype` and in
+    evaluation mode, on teacher-forced inputs (the model itself is left as it was): the largest
+    |logit difference|, and the largest |logit|, the scale rounding errors are relative to."""
     ours = copy.deepcopy(model).to(dtype).eval()
-    return (ours(src, tgt_in) - reference_copy(ours)(src, tgt_in)).abs().max().item()
+    logits = ours(src, tgt_in)
+    return {
+        "max_diff": (logits - reference_copy(ours)(src, tgt_in)).abs().max().item(),
+        "logit_max": logits.abs().max().item(),
+    }

@@ -3,19 +3,22 @@
 import platform
 from importlib.metadata import PackageNotFoundError, version
 
-from pipeline.infra import numerics
 
-
-def environment_lines():
-    """Versions, the CPU code paths, the thread policy. Nothing of the machine or the moment (wall
-    times, dates, host, commit): those would change the bytes of the report without changing a
-    result; each stage's wall time is in runs/<stage>.json."""
-    capability = numerics.describe()["cpu_capability"]
+def environment_lines(numerics):
+    """Versions, the numerics the results were computed with (metrics/numerics.json, the record of
+    the numerics stage, not a reading of the machine rendering the report), the thread policy.
+    Nothing of the moment (wall times, dates, host, commit): those would change the bytes of the
+    report without changing a result; each stage's wall time is in runs/<stage>.json."""
+    mode = numerics["in_use"]
+    used, cpu = numerics["modes"][mode], numerics["cpu"]
+    settings = ", ".join(f"{k}={v}" for k, v in used["settings"].items())
     return [
-        f"- python {'.'.join(platform.python_version_tuple()[:2])}, torch {package_version('torch')}, "
+        f"- python {'.'.join(platform.python_version_tuple()[:2])}, torch {numerics['torch']}, "
         f"numpy {package_version('numpy')}, dvc {package_version('dvc')}",
-        f"- CPU kernels: {capability} (ATen, MKL and oneDNN capped at AVX2 on every x86-64 CPU that has "
-        "it, so results are the same bytes on any of them; see pipeline/infra/numerics.py)",
+        f"- numerics: mode `{mode}` ({settings}; CPU kernels {used['capability']}), fingerprint "
+        f"`{used['fingerprint']}`, recorded on {cpu['model']} ({cpu['vendor']}). `make repro` gives "
+        "these results to the byte where `python -m pipeline.tools.numerics` agrees with this "
+        "fingerprint; elsewhere they differ in the last bits, and the claims' verdict is what must hold",
         "- threads: each training seed and the evaluation run on one thread with deterministic "
         "algorithms; seeds train side by side in separate processes",
         "- wall time of each stage's last run on this machine: `runs/<stage>.json` (not tracked)",

@@ -51,7 +51,7 @@ def main():
         findings=all_findings(params, m, claims),
         notes=read_json("metrics/probe/notes.json"),
         study=study,
-        environment=environment_lines(),
+        environment=environment_lines(read_json("metrics/numerics.json")),
     )
     files.write_text(REPORTS / "README.md", readme)
     counts = {f"claims_{s}": sum(c.status == s for c in claims) for s in ("pass", "fail", "note")}

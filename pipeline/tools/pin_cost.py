@@ -1,10 +1,14 @@
-"""What the pinned CPU numerics cost: `python -m pipeline.tools.pin_cost` times the lesson's training step
-with the kernels pinned at AVX2 (pipeline/infra/numerics.py) and with the CPU's own choice, side by side.
+"""What a choice of CPU numerics costs: `python -m pipeline.tools.pin_cost` times the lesson's
+training step under two or more settings side by side, `default` and `portable` (the modes of
+pipeline/infra/numerics.py) and `unpinned` (the CPU's own choice of kernels).
 
-The capability is fixed once per process, so each measurement is a fresh process; pinned and
-native processes alternate round by round, so load that comes and goes falls on both alike. It
-prints each side's median milliseconds per step, their spread, and the ratio native / pinned
-(above 1: the pin is faster). A tool, not a stage: timings are not results.
+    python -m pipeline.tools.pin_cost                          # default against portable
+    python -m pipeline.tools.pin_cost --sides default unpinned # what the pin itself costs
+
+A setting is fixed once per process, so each measurement is a fresh process; the settings take turns
+round by round, so load that comes and goes falls on all alike. It prints each one's median
+milliseconds per step with its quartiles, and each against the first. A tool, not a stage:
+timings are not results.
 """
 
 import argparse
@@ -16,11 +20,12 @@ import sys
 
 from pipeline.infra import numerics
 
+SIDES = (*numerics.MODES, "unpinned")
 # One process: train `steps` steps of the params.yaml model on one thread and print its capability
 # and the duration of every step after the first `warmup`.
 CHILD = """
 import json, sys, time
-import pipeline  # first: the pin (or, with PIPELINE_UNPINNED_NUMERICS=1, its absence)
+import pipeline  # first: the pin of the mode asked for (or, with PIPELINE_UNPINNED_NUMERICS=1, none)
 import numpy as np
 import torch
 from pipeline.core.training import train_model
@@ -37,11 +42,22 @@ print(json.dumps({"capability": torch.backends.cpu.get_cpu_capability(),
 """
 
 
-def measure(pinned, steps, warmup):
+def environment(side):
+    """The environment of a process that computes with `side`'s numerics."""
     env = {k: v for k, v in os.environ.items() if k not in numerics.PINNED}
-    env[numerics.UNPINNED_ENV] = "0" if pinned else "1"
+    if side == "unpinned":
+        env[numerics.UNPINNED_ENV] = "1"
+    else:
+        env[numerics.UNPINNED_ENV], env[numerics.MODE_ENV] = "0", side
+    return env
+
+
+def measure(side, steps, warmup):
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(steps), str(warmup)], env=env, capture_output=True, text=True
+        [sys.executable, "-c", CHILD, str(steps), str(warmup)],
+        env=environment(side),
+        capture_output=True,
+        text=True,
     )
     if out.returncode:
         sys.exit(f"error: the timing process failed: {out.stderr.strip().splitlines()[-1]}")
@@ -50,27 +66,31 @@ def measure(pinned, steps, warmup):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sides", nargs="+", choices=SIDES, default=["default", "portable"])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=120, help="training steps per process")
     parser.add_argument("--warmup", type=int, default=20, help="steps dropped at the start")
     args = parser.parse_args()
+    if len(set(args.sides)) < 2:
+        parser.error("name at least two different settings to compare")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    sides = {"pinned": [], "native": []}
+    sides = {side: [] for side in args.sides}
     capability = {}
     for round_ in range(1, args.rounds + 1):
         for side in sides:
-            result = measure(side == "pinned", args.steps, args.warmup)
+            result = measure(side, args.steps, args.warmup)
             sides[side] += result["ms"]
             capability[side] = result["capability"]
         print(f"round {round_}/{args.rounds} done", flush=True)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    first = args.sides[0]
     for side, ms in sides.items():
         q1, median, q3 = statistics.quantiles(ms, n=4)
+        ratio = median / statistics.median(sides[first])
         print(
-            f"{side:>7} ({capability[side]}): {median:.2f} ms/step (quartiles {q1:.2f}-{q3:.2f}, n={len(ms)})"
+            f"{side:>9} ({capability[side]}): {median:.2f} ms/step (quartiles {q1:.2f}-{q3:.2f}, "
+            f"n={len(ms)}), {ratio:.2f}x {first}"
         )
-    ratio = statistics.median(sides["native"]) / statistics.median(sides["pinned"])
-    print(f"native / pinned: {ratio:.2f} (above 1: the pinned step is faster)")
 
 
 if __name__ == "__main__":

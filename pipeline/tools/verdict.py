@@ -59,14 +59,18 @@ def judge(statuses, deviations):
     return problems
 
 
-@stage_entry
-def main():
-    statuses, deviations = read_statuses(), read_deviations()
+def summary(statuses, deviations):
     counts = {s: sum(status == s for status in statuses.values()) for s in ("pass", "fail", "note")}
-    print(
+    return (
         f"claims: {counts['pass']} pass, {counts['fail']} fail ({len(deviations)} known deviations), "
         f"{counts['note']} noted"
     )
+
+
+@stage_entry
+def main():
+    statuses, deviations = read_statuses(), read_deviations()
+    print(summary(statuses, deviations))
     problems = judge(statuses, deviations)
     for problem in problems:
         print(problem, file=sys.stderr)

@@ -1,0 +1,79 @@
+"""Does this machine compute as the one that made the committed results?
+
+`python -m pipeline.tools.numerics` computes the numerics fingerprint of this machine in both
+modes (pipeline/infra/numerics.py: `default`, the committed results', and `portable`) and names,
+for each, the operations that round differently from the fingerprint the committed results were
+made with (metrics/numerics.json, or `--against` another machine's file). Where the mode in use
+agrees entry for entry, `make repro` reproduces every committed result to the byte; where it does
+not, the results differ in the last bits and the claims' verdict is what must hold.
+
+    python -m pipeline.tools.numerics                      # this machine against metrics/numerics.json
+    python -m pipeline.tools.numerics --against other.json # against a fingerprint from elsewhere
+    python -m pipeline.tools.numerics --write mine.json    # save this machine's, to send to someone
+
+Exit status 0 when the mode in use agrees with the reference, 1 when it does not, 2 on bad input.
+"""
+
+import argparse
+import sys
+import time
+
+from pipeline.infra import files, numerics
+from pipeline.infra.errors import stage_entry
+from pipeline.probes.fingerprint import differing, measure, mode_entries, read_record
+
+REFERENCE = "metrics/numerics.json"
+
+
+def compare(ours, reference):
+    """One line per mode: agrees with the reference, or which entries differ. Returns whether this
+    machine, in its mode, computes as the reference's results were computed."""
+    made_on = reference["cpu"]
+    print(f"reference: {made_on['model']} ({made_on['vendor']}), results made in mode {reference['in_use']}")
+    agrees = True
+    for mode, measured in ours["modes"].items():
+        if mode not in reference["modes"]:
+            print(f"  {mode:9s} not in the reference")
+            continue
+        entries = mode_entries(ours, mode)
+        diff = differing(entries, mode_entries(reference, mode))
+        if diff:
+            print(f"  {mode:9s} differs in {len(diff)} of {len(entries)} entries: {', '.join(diff)}")
+        else:
+            print(f"  {mode:9s} agrees in all {len(entries)} entries (fingerprint {measured['fingerprint']})")
+        if mode == reference["in_use"]:
+            agrees = not diff and ours["in_use"] == mode
+    return agrees
+
+
+@stage_entry
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--against", default=REFERENCE, help=f"reference fingerprint (default {REFERENCE})")
+    parser.add_argument("--write", metavar="PATH", help="also save this machine's fingerprint to PATH")
+    args = parser.parse_args()
+    reference = read_record(args.against)
+    start = time.perf_counter()
+    ours = measure()
+    cpu = ours["cpu"]
+    print(
+        f"this machine: {cpu['model']} ({cpu['vendor']}), torch {ours['torch']}, mode in use "
+        f"{ours['in_use']} ({time.perf_counter() - start:.1f} s)"
+    )
+    if args.write:
+        files.write_json(args.write, ours)
+        print(f"written: {args.write}")
+    agrees = compare(ours, reference)
+    in_use = reference["in_use"]
+    if agrees:
+        print(f"mode {in_use} computes as the reference: `make repro` gives the same bytes")
+    else:
+        print(
+            f"mode {in_use} computes otherwise than the reference: results will differ in the last bits "
+            f"(set {numerics.MODE_ENV} to compare another mode); the claims' verdict is what must hold"
+        )
+    sys.exit(0 if agrees else 1)
+
+
+if __name__ == "__main__":
+    main()
