@@ -1,5 +1,6 @@
 """Shared fixtures: tiny parameters that train in a fraction of a second."""
 
+import copy
 import dataclasses
 import functools
 import json
@@ -12,23 +13,48 @@ import pipeline  # noqa: F401  first: it pins the CPU numerics before torch load
 # isort: on
 import pytest
 import torch
+import yaml
 
-from pipeline.infra.params import DataParams, ModelParams, Params, TrainParams
+from pipeline.core import lesson
+from pipeline.core.params import Params, parse_params
 from pipeline.probes.fingerprint import differing, operation_entries
 
 torch.set_num_threads(1)  # tiny models run fastest on one thread, and the suite shares the machine
 
+ROOT = Path(__file__).resolve().parents[1]
+PARAMS_YAML = yaml.safe_load((ROOT / "params.yaml").read_text())  # the one source of values
+TINY = {  # the toy sizes the unit tests train at; everything else as params.yaml sets it
+    "data": {"train_lengths": [5], "train_size": 256, "test_lengths": [3, 5], "test_size": 20, "seed": 0},
+    "model": {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "dropout": 0.0, "max_len": 16},
+    "train": {"steps": 30, "batch_size": 16, "warmup": 5, "seeds": [0], "device": "cpu", "log_every": 10},
+}
+
+
+def laid_over(base, overrides):
+    """`base` with `overrides` laid over it, nested mappings merged key by key, tuples as lists."""
+    out = copy.deepcopy(base)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = laid_over(out[key], value)
+        else:
+            out[key] = list(value) if isinstance(value, tuple) else value
+    return out
+
 
 def tiny_params(**overrides) -> Params:
-    """A valid Params at toy size; overrides are {section: {key: value}}."""
-    sections = {
-        "data": DataParams(train_lengths=(5,), train_size=256, test_lengths=(3, 5), test_size=20, seed=0),
-        "model": ModelParams(d_model=16, heads=2, layers=1, d_ff=32, dropout=0.0, max_len=16),
-        "train": TrainParams(steps=30, batch_size=16, warmup=5, seeds=(0,), device="cpu", log_every=10),
-    }
-    for name, values in overrides.items():
-        sections[name] = dataclasses.replace(sections[name], **values)
-    return Params(**sections)
+    """Valid Params at toy size: params.yaml with TINY's values and `overrides` ({section: {key:
+    value}}) laid over it, parsed and checked as the stages parse them."""
+    return parse_params(laid_over(laid_over(PARAMS_YAML, TINY), overrides))
+
+
+def model_config(**changes):
+    """The lesson's model (pipeline.core.lesson.MODEL) with some values changed."""
+    return dataclasses.replace(lesson.MODEL, **changes)
+
+
+def data_params(**changes):
+    """params.yaml's data section with some values changed (tuples as given)."""
+    return dataclasses.replace(parse_params(PARAMS_YAML).data, **changes)
 
 
 @pytest.fixture

@@ -41,6 +41,8 @@ def test_training_by_length_needs_no_padding_and_gives_other_batches():
     params = tiny_params(data={"train_lengths": (2, 3, 5)}, train={"steps": 6})
     data = make_datasets(params.data)[0]
     seen = []
-    _, by_length = train_model(params, 0, data, on_step=lambda *a: seen.append(a), batches="by_length")
-    _, mixed = train_model(params, 0, data)
+    _, by_length = train_model(
+        params.model, params.train, 0, data, on_step=lambda *a: seen.append(a), batches="by_length"
+    )
+    _, mixed = train_model(params.model, params.train, 0, data)
     assert len(seen) == 6 and by_length != mixed

@@ -12,12 +12,13 @@ import torch
 
 from pipeline.core.data import make_datasets
 from pipeline.core.training import train_model
+from pipeline.model.reference import ReferenceTransformer
 from pipeline.model.transformer import Transformer, count_parameters
-from pipeline.probes.reference import ReferenceTransformer
 from pipeline.report.benchmark_figure import load_benchmark, plot_benchmark
 from pipeline.tools.benchmark import machine, train_step
 from pipeline.tools.benchmark.output import write_results
 from pipeline.tools.benchmark.timing import interleaved, round_robin, spread
+from pipeline.tools.benchmark.train_step import ParameterAdam
 from tests.conftest import tiny_params
 
 
@@ -27,7 +28,12 @@ def test_the_reference_has_our_shape_and_trains_in_our_loop(stock):
     reference = partial(ReferenceTransformer, stock=stock)
     assert count_parameters(reference(params.model)) == count_parameters(Transformer(params.model))
     model, losses = train_model(
-        params, 0, make_datasets(params.data)[0], build_model=reference, flat_adam=False
+        params.model,
+        params.train,
+        0,
+        make_datasets(params.data)[0],
+        build_model=reference,
+        optimizer=ParameterAdam,
     )
     assert isinstance(model, ReferenceTransformer) and len(losses) == 3 and all(np.isfinite(losses))
 

@@ -1,11 +1,11 @@
 import numpy as np
 
 from pipeline.core.data import make_datasets, random_sources, row_keys, sorted_targets
-from pipeline.infra.params import DataParams
+from tests.conftest import data_params
 
 
 def test_targets_are_the_sorted_sources():
-    train, test, _ = make_datasets(DataParams(train_size=500, test_size=50))
+    train, test, _ = make_datasets(data_params(train_size=500, test_size=50))
     for src, tgt, n in zip(train["source"], train["target"], train["lengths"], strict=True):
         assert tgt[:n].tolist() == sorted(src[:n].tolist())
     for n in (6, 8, 10, 12, 14):
@@ -26,7 +26,7 @@ def test_mixed_lengths_come_in_equal_shares():
 
 
 def test_same_seed_same_bytes_other_seed_other_data():
-    a, b, c = (make_datasets(DataParams(train_size=300, test_size=30, seed=s)) for s in (0, 0, 1))
+    a, b, c = (make_datasets(data_params(train_size=300, test_size=30, seed=s)) for s in (0, 0, 1))
     assert a[0]["source"].tobytes() == b[0]["source"].tobytes()
     assert a[1]["source_10"].tobytes() == b[1]["source_10"].tobytes()
     assert a[0]["source"].tobytes() != c[0]["source"].tobytes()
@@ -34,7 +34,7 @@ def test_same_seed_same_bytes_other_seed_other_data():
 
 def test_test_sets_are_disjoint_from_training_even_when_the_space_is_small():
     # Length 3 has only 1,000 sequences: a 600-row training set forces many redraws.
-    p = DataParams(train_lengths=(3,), train_size=600, test_lengths=(3,), test_size=100, seed=0)
+    p = data_params(train_lengths=(3,), train_size=600, test_lengths=(3,), test_size=100, seed=0)
     train, test, stats = make_datasets(p)
     train_keys = set(row_keys(train["source"], train["lengths"]))
     test_keys = row_keys(test["source_3"], np.full(100, 3))
@@ -43,13 +43,13 @@ def test_test_sets_are_disjoint_from_training_even_when_the_space_is_small():
 
 
 def test_adding_a_test_length_leaves_the_others_unchanged():
-    a = make_datasets(DataParams(train_size=200, test_lengths=(6, 10), test_size=20))[1]
-    b = make_datasets(DataParams(train_size=200, test_lengths=(6, 8, 10), test_size=20))[1]
+    a = make_datasets(data_params(train_size=200, test_lengths=(6, 10), test_size=20))[1]
+    b = make_datasets(data_params(train_size=200, test_lengths=(6, 8, 10), test_size=20))[1]
     assert a["source_10"].tobytes() == b["source_10"].tobytes()
 
 
 def test_start_with_zero_statistic_is_near_the_lessons_two_in_three():
-    _, _, stats = make_datasets(DataParams(train_size=100, test_size=1000))
+    _, _, stats = make_datasets(data_params(train_size=100, test_size=1000))
     exact = 1 - 0.9**10  # P(at least one 0 among ten digits) = 0.651
     assert abs(stats["length_10_starts_with_0"] - exact) < 0.05
     assert abs(stats["length_10_ends_with_9"] - exact) < 0.05

@@ -10,12 +10,11 @@ import torch
 from pipeline.core.data import make_datasets
 from pipeline.core.decoding import beam_search, greedy, greedy_cached, length_penalty
 from pipeline.core.evaluation import evaluate_model, headline
-from pipeline.core.tokens import BOS
 from pipeline.core.training import train_model
-from pipeline.infra.checkpoint import load_checkpoint
-from pipeline.infra.params import ModelParams
+from pipeline.model.checkpoint import load_checkpoint
 from pipeline.model.transformer import Transformer, padding_mask
-from tests.conftest import tiny_params
+from pipeline.tokens import BOS
+from tests.conftest import model_config, tiny_params
 
 CHECKPOINT, TEST_DATA = Path("models/seed_0.pt"), Path("data/test.npz")
 
@@ -24,7 +23,7 @@ def random_model(norm, seed=0, **config):
     """A tiny model with random weights, in eval mode (decoding never drops out)."""
     torch.manual_seed(seed)
     base = {"d_model": 16, "heads": 2, "layers": 2, "d_ff": 32, "dropout": 0.1, "max_len": 24, "norm": norm}
-    return Transformer(ModelParams(**{**base, **config})).eval()
+    return Transformer(model_config(**{**base, **config})).eval()
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +38,7 @@ def half_trained():
             model={"norm": norm, "layers": 2, "max_len": 24},
             train={"steps": 100, "lr": 0.02, "warmup": 10},
         )
-        models[norm] = train_model(params, 0, make_datasets(params.data)[0])[0].eval()
+        models[norm] = train_model(params.model, params.train, 0, make_datasets(params.data)[0])[0].eval()
     return models
 
 

@@ -1,9 +1,10 @@
-"""The codebase's shape, kept: stages stay thin and apart, modules stay small, names stay public,
-and nothing tracked speaks of tickets instead of things."""
+"""The codebase's shape, kept: layers that point one way, stages thin and apart, modules small,
+names public, and nothing tracked speaks of tickets instead of things."""
 
 import ast
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,78 @@ def test_no_stage_imports_a_stage_and_no_library_imports_one(path):
         assert not any(t.startswith("pipeline.stages") for t in targets), (
             f"{dotted(path)} imports {module}: what stages share belongs in the library"
         )
+
+
+# The layers, lowest first: a module imports only from lower layers or its own package.
+LAYERS = {
+    "pipeline.infra": 0,  # helpers that know nothing of the task
+    "pipeline.tokens": 0,  # the vocabulary
+    "pipeline.model": 1,
+    "pipeline.core": 2,  # the task, the recipe, params.yaml
+    "pipeline.probes": 3,
+    "pipeline.study": 3,
+    "pipeline.report": 4,
+    "pipeline.stages": 5,
+    "pipeline.tools": 5,
+}
+
+
+def layer_of(module):
+    """(package, rank) of a project module; the package root, which only pins the numerics
+    (pipeline.infra.numerics) before anything loads torch, sits just above infra."""
+    for package, rank in LAYERS.items():
+        if module == package or module.startswith(package + "."):
+            return package, rank
+    return "pipeline", 0.5
+
+
+@pytest.mark.parametrize("path", modules(), ids=dotted)
+def test_imports_point_down_the_layers(path):
+    own, rank = layer_of(dotted(path).removesuffix(".__init__"))
+    for module, _ in imports_of(path):
+        target, target_rank = layer_of(module)
+        assert target == own or target_rank < rank, (
+            f"{dotted(path)} ({own}) imports {module} ({target}): "
+            "infra <- model <- core <- probes, study <- report <- stages, tools"
+        )
+
+
+def test_the_model_imports_torch_the_standard_library_infra_and_the_vocabulary_only():
+    allowed_third_party = {"torch"}
+    for path in sorted((PACKAGE / "model").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module]
+            for name in names:
+                top = name.split(".")[0]
+                if top == "pipeline":
+                    assert name.startswith(("pipeline.infra", "pipeline.model", "pipeline.tokens")), (
+                        path,
+                        name,
+                    )
+                else:
+                    assert top in allowed_third_party or top in sys.stdlib_module_names, (path, name)
+
+
+def test_no_module_imports_form_a_cycle():
+    graph = {dotted(p).removesuffix(".__init__"): {m for m, _ in imports_of(p)} for p in modules()}
+    state = {}
+
+    def visit(node, trail):
+        if state.get(node) == "done":
+            return
+        assert state.get(node) != "open", "import cycle: " + " -> ".join([*trail, node])
+        state[node] = "open"
+        for nxt in sorted(graph.get(node, ())):
+            if nxt in graph and nxt != node:
+                visit(nxt, [*trail, node])
+        state[node] = "done"
+
+    for node in graph:
+        visit(node, [])
 
 
 @pytest.mark.parametrize("path", modules(), ids=dotted)

@@ -17,6 +17,7 @@ kernel that computes alike on every CPU, and faster). The tests that compare tra
 lesson's model the project's dropout (with_our_dropout); everything else is the lesson's as printed.
 """
 
+import dataclasses
 import math
 import re
 
@@ -31,13 +32,13 @@ from pipeline.core import lesson
 from pipeline.core.batching import batch_indices
 from pipeline.core.data import random_sources, sorted_targets
 from pipeline.core.decoding import greedy_cached
+from pipeline.core.lesson import MODEL, RECIPE
 from pipeline.core.recipe import learning_rate
-from pipeline.core.tokens import BOS as OUR_BOS
-from pipeline.core.tokens import VOCAB
 from pipeline.core.training import train_model
-from pipeline.infra.params import ModelParams, Params, TrainParams
 from pipeline.model.transformer import DecoderLayer, Dropout, EncoderLayer, count_parameters
 from pipeline.model.transformer import Transformer as OurTransformer
+from pipeline.tokens import BOS as OUR_BOS
+from pipeline.tokens import VOCAB
 
 # --- the lesson's helpers it does not print ---------------------------------------------------
 
@@ -230,28 +231,28 @@ def training_data():
 @pytest.fixture(scope="module")
 def project_run(training_data):
     """The project's model after STEPS steps of its own training (train_model), and its losses."""
-    params = Params(model=ModelParams(), train=TrainParams(steps=STEPS, seeds=(0,), device="cpu"))
-    return train_model(params, 0, training_data, "cpu")
+    return train_model(MODEL, dataclasses.replace(RECIPE, steps=STEPS), 0, training_data, "cpu")
 
 
 @pytest.fixture(scope="module")
 def writer():
     """The project's model after 60 quick steps (lr 0.005, warmup 10), in eval mode: unlike a random or
     12-step model, which writes one repeated digit, it writes varied outputs (under a second)."""
-    train = TrainParams(steps=60, lr=0.005, warmup=10, seeds=(0,), device="cpu")
-    return train_model(Params(model=ModelParams(), train=train), 0, sorting_data(64 * 60, seed=1))[0].eval()
+    recipe = dataclasses.replace(RECIPE, steps=60, lr=0.005, warmup=10)
+    return train_model(MODEL, recipe, 0, sorting_data(64 * 60, seed=1))[0].eval()
 
 
 # --- the tests --------------------------------------------------------------------------------
 
 
 def test_same_parameters_and_initial_weights_under_the_same_seed():
-    """The lesson's model and ModelParams()'s have 59,744 parameters and start bit-for-bit equal."""
+    """The lesson's model and ours at the lesson's size have 59,744 parameters and start bit-for-bit
+    equal."""
     assert (V, BOS) == (VOCAB, OUR_BOS)
     torch.manual_seed(0)
     m = Transformer()
     torch.manual_seed(0)
-    ours = OurTransformer(ModelParams())
+    ours = OurTransformer(MODEL)
     assert count_parameters(m) == count_parameters(ours) == lesson.MODEL_PARAMS
     assert m.emb.weight.numel() == ours.embedding.weight.numel() == lesson.EMBEDDING_PARAMS
     layers = (CapaEncoder(32, 4, 128, 0.1), EncoderLayer(32, 4, 128, 0.1))
@@ -273,7 +274,7 @@ def test_same_logits_in_eval_mode_and_in_train_mode_under_the_same_dropout_seed(
     torch.manual_seed(0)
     m = with_our_dropout(Transformer())
     torch.manual_seed(0)
-    ours = OurTransformer(ModelParams())
+    ours = OurTransformer(MODEL)
     x, _, y_in = sorting_batch()
     with torch.no_grad():
         evaluated = m.eval()(x, y_in)
@@ -290,7 +291,7 @@ def test_same_logits_in_eval_mode_and_in_train_mode_under_the_same_dropout_seed(
 
 def test_lesson_schedule_is_the_recipes_learning_rate_at_every_step():
     """LambdaLR(opt, forma(s + 1, warmup=100)) sets recipe.learning_rate at each of the 1,200 steps."""
-    tp = TrainParams()  # the lesson's recipe: the constants its loop writes
+    tp = RECIPE  # the lesson's recipe: the constants its loop writes
     assert (tp.steps, tp.batch_size, tp.lr, tp.betas, tp.eps) == (1200, 64, 2e-3, (0.9, 0.98), 1e-9)
     assert (tp.warmup, tp.label_smoothing) == (100, 0.1)
     w = nn.Parameter(torch.zeros(1))

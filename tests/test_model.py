@@ -1,6 +1,5 @@
 import torch
 
-from pipeline.infra.params import ModelParams
 from pipeline.model.transformer import (
     DecoderLayer,
     Dropout,
@@ -11,10 +10,11 @@ from pipeline.model.transformer import (
     count_parameters,
     padding_mask,
 )
+from tests.conftest import model_config
 
 
 def test_parameter_counts_equal_lesson_10():
-    model = Transformer(ModelParams())
+    model = Transformer(model_config())
     assert count_parameters(EncoderLayer(32, 4, 128, 0.1)) == 12_704
     assert count_parameters(DecoderLayer(32, 4, 128, 0.1)) == 16_992
     assert count_parameters(model) == 59_744
@@ -30,7 +30,7 @@ def test_encoder_layer_counts_split_as_the_lesson_says():
 
 def test_shapes():
     torch.manual_seed(0)
-    model = Transformer(ModelParams()).eval()
+    model = Transformer(model_config()).eval()
     src, tgt_in = torch.randint(0, 10, (2, 10)), torch.randint(0, 11, (2, 7))
     memory = model.encode(src)
     assert memory.shape == (2, 10, 32)
@@ -55,7 +55,7 @@ def test_causal_mask_hides_later_tokens():
 
 def test_decoder_output_at_a_position_ignores_later_inputs():
     torch.manual_seed(0)
-    model = Transformer(ModelParams()).eval()
+    model = Transformer(model_config()).eval()
     src, tgt = torch.randint(0, 10, (3, 10)), torch.randint(0, 11, (3, 8))
     changed = tgt.clone()
     changed[:, 5:] = (changed[:, 5:] + 1) % 10
@@ -66,7 +66,7 @@ def test_decoder_output_at_a_position_ignores_later_inputs():
 def test_padding_never_changes_outputs_at_real_positions():
     torch.manual_seed(0)
     for norm in ("post", "pre"):
-        model = Transformer(ModelParams(norm=norm)).eval()
+        model = Transformer(model_config(norm=norm)).eval()
         src = torch.randint(0, 10, (1, 6))
         padded = torch.cat([src, torch.randint(0, 10, (1, 4))], dim=1)  # 4 junk tokens after
         mask = padding_mask(torch.tensor([6]), 10)
@@ -77,7 +77,7 @@ def test_padding_never_changes_outputs_at_real_positions():
 
 
 def test_embeddings_are_tied_and_scaled():
-    model = Transformer(ModelParams(dropout=0.0)).eval()
+    model = Transformer(model_config(dropout=0.0)).eval()
     tokens = torch.tensor([[3]])
     expected = model.embedding.weight[3] * 32**0.5 + model.positions.pe[0]
     assert torch.allclose(model.embed(tokens)[0, 0], expected)
@@ -87,7 +87,7 @@ def test_embeddings_are_tied_and_scaled():
 
 
 def test_pre_norm_adds_one_final_layer_norm_per_stack():
-    post, pre = Transformer(ModelParams()), Transformer(ModelParams(norm="pre"))
+    post, pre = Transformer(model_config()), Transformer(model_config(norm="pre"))
     assert count_parameters(pre) - count_parameters(post) == 2 * 2 * 32
 
 

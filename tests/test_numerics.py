@@ -27,7 +27,7 @@ from tests.conftest import tiny_params
 
 torch.set_num_threads(1)
 params = tiny_params(train={"steps": 8})
-model, _ = train_model(params, 0, make_datasets(params.data)[0])
+model, _ = train_model(params.model, params.train, 0, make_datasets(params.data)[0])
 buffer = io.BytesIO()
 torch.save(model.state_dict(), buffer)
 print(hashlib.sha256(buffer.getvalue()).hexdigest(), torch.backends.cpu.get_cpu_capability())

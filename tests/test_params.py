@@ -1,6 +1,7 @@
 """Every invalid parameter is one clear line naming the key, the value and what is allowed."""
 
 import copy
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -8,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pipeline.core.params import Params, StudyParams, Variant, load_params, parse_params
 from pipeline.infra.errors import ConfigError
-from pipeline.infra.params import Params, load_params, parse_params
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = yaml.safe_load((ROOT / "params.yaml").read_text())
@@ -111,7 +112,17 @@ def test_invalid_yaml_is_one_line_with_its_line_number(tmp_path):
 def test_stage_prints_one_line_exits_nonzero_and_writes_nothing(tmp_path, text, words):
     (tmp_path / "params.yaml").write_text(text)
     result = subprocess.run(
-        [sys.executable, "-m", "pipeline.stages.data"],
+        [
+            sys.executable,
+            "-m",
+            "pipeline.stages.data",
+            "--train",
+            "t.npz",
+            "--test",
+            "s.npz",
+            "--metrics",
+            "m.json",
+        ],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -125,6 +136,15 @@ def test_stage_prints_one_line_exits_nonzero_and_writes_nothing(tmp_path, text, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["params.yaml"]  # no output written
 
 
-def test_the_codes_defaults_are_params_yaml():
-    """Tests build Params() and its sections from the dataclass defaults: they must be the pipeline's."""
-    assert parse_params(DEFAULT) == Params()
+def test_the_parameter_dataclasses_declare_no_values():
+    """params.yaml is the one source of values: every field of every section, the model's config
+    included, is required (a rule, no default)."""
+    sections = [Params, *(f.type for f in dataclasses.fields(Params))]
+    sections += [f.type for f in dataclasses.fields(StudyParams) if dataclasses.is_dataclass(f.type)]
+    sections.append(Variant)
+    for cls in sections:
+        for f in dataclasses.fields(cls):
+            assert f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING, (
+                cls,
+                f.name,
+            )

@@ -23,11 +23,10 @@ TINY = {
     "train": {"steps": 30, "batch_size": 16, "warmup": 5, "seeds": [0, 1], "log_every": 10},
     "evaluate": {"batch_size": 1000},
     "study": {
-        "variants": ["bos_mixed"],
+        "variants": {"bos_mixed": {"positions": "bos", "attention": "softmax"}},
         "model": {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "max_len": 16},
         "train": {"steps": 30, "batch_size": 16, "warmup": 5, "seeds": [0, 1]},
-        "fixed_lengths": [5],
-        "train_lengths": [1, 2, 3, 4, 5],
+        "data": {"train_lengths": [1, 2, 3, 4, 5]},
         "max_length": 8,
         "test_size": 20,
         "diagnosis_lengths": [3, 5, 7],
@@ -44,10 +43,12 @@ def run(cmd, cwd, check=True, **kwargs):
 
 
 def merged(base, overrides):
-    """`base` with `overrides` laid over it, nested sections merged key by key."""
+    """`base` with `overrides` laid over it, nested sections merged key by key; study.variants
+    replaced whole."""
     out = dict(base)
     for key, value in overrides.items():
-        out[key] = merged(base[key], value) if isinstance(value, dict) else value
+        nested = isinstance(value, dict) and key != "variants"
+        out[key] = merged(base[key], value) if nested else value
     return out
 
 
@@ -126,7 +127,7 @@ def test_report_renders_the_claims_and_figures(reproduced):
     )
     assert "\n## Length generalisation\n" in readme
     assert "| bos_mixed | bos | softmax | 1-5 | 30 | 2 |" in readme
-    assert "runs/<stage>.json" in readme and "CPU kernels AVX2), fingerprint" in readme
+    assert "runs/<stage>.json" in readme and "numerics: mode `default`" in readme
     # the answer first: findings beside their figures, then the claims, then the study
     assert (
         readme.index("\n## Key findings\n")
@@ -208,7 +209,8 @@ def test_interrupted_training_leaves_nothing_half_written(reproduced):
     (repo / "metrics/train.json").unlink()
     env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "PYTHONPATH": str(repo)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pipeline.stages.train"],
+        [sys.executable, "-m", "pipeline.stages.train", "--data", "data/train.npz", "--models", "models"]
+        + ["--metrics", "metrics/train.json"],
         cwd=repo,
         env=env,
         stdout=subprocess.PIPE,

@@ -11,15 +11,10 @@ from pipeline.core.batching import make_batch
 from pipeline.core.data import make_datasets
 from pipeline.core.decoding import beam_search, greedy, greedy_cached, seed_test_draws
 from pipeline.core.recipe import smoothed_loss
-from pipeline.core.tokens import BOS, IGNORE
 from pipeline.core.training import train_model
 from pipeline.infra.errors import ConfigError
-from pipeline.infra.params import (
-    ATTENTIONS,
-    POSITIONS,
-    ModelParams,
-)
 from pipeline.model.attention import WEIGHTS, attention_kinds, visible_keys
+from pipeline.model.config import ModelConfig
 from pipeline.model.positions import SCHEMES, alibi_bias, random_positions
 from pipeline.model.transformer import (
     MultiHeadAttention,
@@ -30,27 +25,30 @@ from pipeline.model.transformer import (
     padding_mask,
 )
 from pipeline.study.diagnosis import accuracy_by_length, diagnose, mean_over_seeds
-from tests.conftest import tiny_params
+from pipeline.tokens import BOS, IGNORE
+from tests.conftest import model_config, tiny_params
 
 TINY = {"d_model": 16, "heads": 2, "layers": 2, "d_ff": 32, "dropout": 0.1, "max_len": 24}
 
 
 def random_model(positions, seed=0, **config):
     torch.manual_seed(seed)
-    return Transformer(ModelParams(**{**TINY, "positions": positions, **config})).eval()
+    return Transformer(model_config(**{**TINY, "positions": positions, **config})).eval()
 
 
 @pytest.fixture(scope="module")
 def trained():
     """Tiny models of every scheme after 80 steps on lengths 2-8: they write varied outputs."""
     models = {}
-    for positions in POSITIONS:
+    for positions in SCHEMES:
         params = tiny_params(
             data={"train_lengths": (2, 4, 6, 8), "train_size": 1024},
             model={"positions": positions, "layers": 2, "max_len": 24},
             train={"steps": 80, "lr": 0.02, "warmup": 10},
         )
-        models[positions] = train_model(params, 0, make_datasets(params.data)[0])[0].eval()
+        models[positions] = train_model(params.model, params.train, 0, make_datasets(params.data)[0])[
+            0
+        ].eval()
     return models
 
 
@@ -90,19 +88,19 @@ def padded_sources(rows, length, seed=1):
 
 
 def test_the_default_model_is_the_lessons():
-    assert ModelParams().positions == "sinusoidal"
-    model = Transformer(ModelParams())
+    assert model_config().positions == "sinusoidal"
+    model = Transformer(model_config())
     assert count_parameters(model) == 59_744
     assert not hasattr(model.positions, "table") and not hasattr(model.positions, "bias")
 
 
-@pytest.mark.parametrize("positions", POSITIONS)
+@pytest.mark.parametrize("positions", tuple(SCHEMES))
 def test_parameter_counts(positions):
     extra = 64 * 32 if positions == "learned" else 0  # one learned vector per position
-    assert count_parameters(Transformer(ModelParams(positions=positions))) == 59_744 + extra
+    assert count_parameters(Transformer(model_config(positions=positions))) == 59_744 + extra
 
 
-@pytest.mark.parametrize("positions", POSITIONS)
+@pytest.mark.parametrize("positions", tuple(SCHEMES))
 def test_cached_greedy_equals_uncached_for_every_scheme(positions, trained, first_positions):
     for model in (random_model(positions), trained[positions]):
         src, lengths = padded_sources(48, 9)
@@ -113,7 +111,7 @@ def test_cached_greedy_equals_uncached_for_every_scheme(positions, trained, firs
     assert greedy(trained[positions], src).unique(dim=0).shape[0] > 5  # varied outputs
 
 
-@pytest.mark.parametrize("positions", POSITIONS)
+@pytest.mark.parametrize("positions", tuple(SCHEMES))
 def test_padding_never_changes_outputs_at_real_positions(positions, trained, first_positions):
     """Junk after a row's end, hidden by the key-padding mask (encoder self-attention and
     cross-attention) and by the causal mask (decoder), leaves every real position's logits equal."""
@@ -132,7 +130,7 @@ def test_padding_never_changes_outputs_at_real_positions(positions, trained, fir
             assert torch.allclose(padded[:, :n], plain, atol=1e-5)
 
 
-@pytest.mark.parametrize("positions", POSITIONS)
+@pytest.mark.parametrize("positions", tuple(SCHEMES))
 def test_the_loss_ignores_padding(positions, first_positions):
     """A batch of rows of lengths 3 and 6: its loss is the mean over the 9 real tokens, whatever sits
     in the padding; junk there changes nothing."""
@@ -261,9 +259,9 @@ def test_no_attention_leaves_each_token_on_its_own():
 def test_attention_parameter_takes_one_name_or_one_per_kind():
     assert attention_kinds("sigmoid") == ("sigmoid",) * 3
     assert attention_kinds("softmax/sigmoid/sigmoid") == ("softmax", "sigmoid", "sigmoid")
-    assert ModelParams().attention == "softmax"
-    rule = dataclasses.fields(ModelParams)[
-        [f.name for f in dataclasses.fields(ModelParams)].index("attention")
+    assert model_config().attention == "softmax"
+    rule = dataclasses.fields(ModelConfig)[
+        [f.name for f in dataclasses.fields(ModelConfig)].index("attention")
     ]
     assert rule.metadata["rule"]("model.attention", "sigmoid/sigmoid/sigmoid") == "sigmoid"
     for bad in ("sigmoid/softmax", "softmax/sigmoid/relu", "", 3):
@@ -370,11 +368,6 @@ def test_test_model_and_diagnosis_on_a_tiny_model(trained):
     assert sum(d["first_error"].values()) == pytest.approx(1 - d["seq_acc"])
     merged = mean_over_seeds({0: d, 1: d})
     assert merged["seq_acc"] == d["seq_acc"] and merged["seq_acc_std"] == 0.0 and "seq_acc_seed1" in merged
-
-
-def test_every_scheme_and_attention_of_params_plugs_into_the_model():
-    assert tuple(SCHEMES) == POSITIONS
-    assert tuple(WEIGHTS) == ATTENTIONS
 
 
 def test_split_attention_picks_with_half_the_heads_and_counts_with_the_other_half():

@@ -14,18 +14,19 @@ import yaml
 from pipeline.core.batching import make_batch
 from pipeline.core.data import make_datasets
 from pipeline.infra import files
-from pipeline.infra.checkpoint import save_checkpoint
 from pipeline.infra.errors import DataError
-from pipeline.infra.params import ModelParams, as_dict
+from pipeline.infra.rules import as_dict
+from pipeline.model.checkpoint import save_checkpoint
 from pipeline.model.transformer import Transformer
 from pipeline.probes import accounting, lesson6
 from pipeline.probes import depth as depth_probes
 from pipeline.probes import summary as probe
 from pipeline.probes.summary import HEADLINE
 from pipeline.stages import probe as probe_stage
+from tests.conftest import model_config
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY_MODEL = ModelParams(d_model=16, heads=2, layers=2, d_ff=32, dropout=0.0, max_len=16)
+TINY_MODEL = model_config(d_model=16, heads=2, layers=2, d_ff=32, dropout=0.0, max_len=16)
 
 
 @pytest.fixture(scope="module")
@@ -181,7 +182,7 @@ def test_pre_norm_gradients_are_flat_within_each_stack_at_init():
 
 def test_missing_length_is_one_clear_error():
     with pytest.raises(DataError, match="no sequences of length 7"):
-        probe.probe_batch({"source_5": np.zeros((2, 5))}, 7, 4)
+        probe.probe_batch({"source_5": np.zeros((2, 5))}, 7, 4, "data/test.npz")
 
 
 def test_stage_writes_metrics_and_tables(tmp_path, monkeypatch):
@@ -192,12 +193,16 @@ def test_stage_writes_metrics_and_tables(tmp_path, monkeypatch):
     params["probe"].update({"depths": [1, 2, 12], "sweep_layers": [1, 2]})
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     monkeypatch.chdir(tmp_path)
-    from pipeline.infra.params import load_params
+    from pipeline.core.params import load_params
 
     p = load_params()
     _, test, _ = make_datasets(p.data)
     files.write_npz("data/test.npz", **test)
     save_checkpoint("models/seed_0.pt", Transformer(p.model), seed=0, steps=1, train=as_dict(p.train))
+    monkeypatch.setattr(
+        "sys.argv",
+        ["probe", "--models", "models", "--test", "data/test.npz", "--metrics", "metrics/probe.json"],
+    )
     probe_stage.main()
     headline = json.loads(Path("metrics/probe.json").read_text())
     metrics = json.loads(Path("metrics/probe/summary.json").read_text())

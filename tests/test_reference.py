@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from pipeline.infra.checkpoint import load_checkpoint
-from pipeline.infra.params import ModelParams
+from pipeline.model.checkpoint import load_checkpoint
+from pipeline.model.reference import reference_copy
 from pipeline.model.transformer import Transformer, padding_mask
-from pipeline.probes.reference import reference_copy
+from tests.conftest import model_config
 
 CHECKPOINTS = sorted((Path(__file__).parents[1] / "models").glob("seed_*.pt"))  # where trained
 
@@ -31,7 +31,7 @@ def same_function(model, dtype, rows=16, length=10, padded=False):
 @pytest.mark.parametrize("padded", [False, True])
 def test_a_random_model_is_the_same_function_as_pytorchs_transformer(padded):
     torch.manual_seed(0)
-    model = Transformer(ModelParams(d_model=16, heads=2, layers=2, d_ff=32, dropout=0.1, max_len=16))
+    model = Transformer(model_config(d_model=16, heads=2, layers=2, d_ff=32, dropout=0.1, max_len=16))
     assert same_function(model, torch.float64, padded=padded) < 1e-12
     assert same_function(model, torch.float32, padded=padded) < 1e-5
 

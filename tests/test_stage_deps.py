@@ -1,76 +1,74 @@
-"""dvc.yaml's code deps follow the code: each stage lists exactly the project modules its command
-imports, directly or through others, so editing any of them reruns the stage and no other change
-does. A missing module would let DVC serve results the code no longer makes."""
+"""dvc.yaml follows the code and reads at a glance: each stage lists exactly the project modules its
+command imports, directly or through others, so editing any of them reruns the stage and no other
+change does (a missing module would let DVC serve results the code no longer makes); everything the
+report reads is some stage's output; no variant depends on the lesson's model or training."""
 
-import ast
+import re
 from pathlib import Path
 
 import pytest
 import yaml
 
+from pipeline.tools.stage_deps import import_closure, rewritten, stages
+
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGE = "pipeline"
+TEXT = (ROOT / "dvc.yaml").read_text()
+STAGES = list(stages(TEXT))
 
 
-def module_file(name):
-    """pipeline.a.b -> its source file, or None when the name is not a project module."""
-    base = ROOT.joinpath(*name.split("."))
-    for path in (base.with_suffix(".py"), base / "__init__.py"):
-        if path.is_file():
-            return path
-    return None
-
-
-def imported_modules(path):
-    """Project modules that the source at `path` imports anywhere (function-level imports too)."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add(node.module)
-            found |= {f"{node.module}.{alias.name}" for alias in node.names}  # submodules by name
-    return {name for name in found if name.split(".")[0] == PACKAGE and module_file(name)}
-
-
-def with_parents(name):
-    """Importing pipeline.a.b runs pipeline/__init__.py and pipeline/a/__init__.py first."""
-    parts = name.split(".")
-    return {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
-
-
-def import_closure(module):
-    """Every project source file that `python -m <module>` executes, as repository-relative paths."""
-    seen, todo = set(), [module]
-    while todo:
-        for name in with_parents(todo.pop()):
-            if name not in seen:
-                seen.add(name)
-                todo += sorted(imported_modules(module_file(name)))
-    return {module_file(name).relative_to(ROOT).as_posix() for name in seen}
-
-
-def stages():
-    """(stage name, module its cmd runs, its deps) for every stage of dvc.yaml, foreach included."""
-    for name, stage in yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"].items():
-        body = stage.get("do", stage)
-        words = body["cmd"].split()
-        assert words[:2] == ["python", "-m"], f"stage {name}: cmd is not `python -m <module>`"
-        yield name, words[2], body.get("deps", [])
-
-
-@pytest.mark.parametrize("name,module,deps", list(stages()), ids=[s[0] for s in stages()])
+@pytest.mark.parametrize("name,module,deps", STAGES, ids=[s[0] for s in STAGES])
 def test_stage_deps_equal_the_import_closure(name, module, deps):
     code = import_closure(module)
     repeated = sorted({d for d in deps if deps.count(d) > 1})
     assert not repeated, f"stage {name}: dvc.yaml lists deps twice: {', '.join(repeated)}"
     listed = {d for d in deps if d.endswith(".py")}
     missing, extra = sorted(code - listed), sorted(listed - code)
-    assert not missing, f"stage {name}: dvc.yaml lacks deps it imports: {', '.join(missing)}"
-    assert not extra, f"stage {name}: dvc.yaml lists deps it never imports: {', '.join(extra)}"
+    hint = " (python -m pipeline.tools.stage_deps --write)"
+    assert not missing, f"stage {name}: dvc.yaml lacks deps it imports: {', '.join(missing)}{hint}"
+    assert not extra, f"stage {name}: dvc.yaml lists deps it never imports: {', '.join(extra)}{hint}"
+
+
+def test_the_tool_that_writes_the_code_deps_leaves_dvc_yaml_as_it_is():
+    assert rewritten(TEXT) == TEXT
 
 
 def test_the_closure_follows_imports_through_other_modules():
     closure = import_closure("pipeline.stages.train")
-    assert {"pipeline/__init__.py", "pipeline/infra/numerics.py", "pipeline/infra/resume.py"} <= closure
+    assert {"pipeline/__init__.py", "pipeline/infra/numerics.py", "pipeline/core/resume.py"} <= closure
     assert "pipeline/report/readme.py" not in closure
+
+
+def test_dvc_yaml_reads_at_a_glance():
+    assert len(TEXT.splitlines()) < 250
+
+
+def outputs():
+    """Every output path of every stage (foreach stages with their `${key}`)."""
+    found = set()
+    for stage in yaml.safe_load(TEXT)["stages"].values():
+        body = stage.get("do", stage)
+        for section in ("outs", "metrics"):
+            for entry in body.get(section, []):
+                found.add(next(iter(entry)) if isinstance(entry, dict) else entry)
+    return found
+
+
+def produced(path, outs):
+    """Whether `path` is an output, lies inside an output folder, or matches a foreach output."""
+    for out in outs:
+        pattern = re.escape(out).replace(re.escape("${key}"), "[^/]+")
+        if re.fullmatch(pattern, path) or path.startswith(out.rstrip("/") + "/"):
+            return True
+    return False
+
+
+def test_everything_the_report_reads_is_a_stages_output():
+    report = yaml.safe_load(TEXT)["stages"]["report"]
+    outs = outputs()
+    read = [d for d in report["deps"] if not d.startswith("pipeline/")]
+    assert read and all(produced(d, outs) for d in read), [d for d in read if not produced(d, outs)]
+
+
+def test_no_variant_stage_depends_on_the_lessons_model_or_training():
+    params = yaml.safe_load(TEXT)["stages"]["variant"]["do"]["params"]
+    assert params and not [p for p in params if str(p).split(".")[0] in ("model", "train", "data")]

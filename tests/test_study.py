@@ -1,33 +1,34 @@
 """The length study: its parameters, test sets, summary, words, variants and their recipe."""
 
-import dataclasses
 from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
+from pipeline.core import lesson
 from pipeline.core.data import row_keys
+from pipeline.core.params import parse_params, variant_recipe
 from pipeline.infra import files
-from pipeline.infra.choices import STUDY_ATTENTIONS
 from pipeline.infra.errors import ConfigError, PipelineError
-from pipeline.infra.params import (
-    STUDY_VARIANTS,
-    ModelParams,
-    StudyParams,
-    TrainParams,
-    parse_params,
-)
+from pipeline.model.attention import WEIGHTS
+from pipeline.model.positions import SCHEMES
 from pipeline.report.study_section import section
 from pipeline.study.diagnosis import first_errors
 from pipeline.study.gather import length_table, load_variant, summarise
 from pipeline.study.sets import every_sequence, make_test_sets
 from pipeline.study.text import diagnosis_text
-from pipeline.study.variant import variant_params, variant_path
-from tests.conftest import tiny_params
+from tests.conftest import model_config
 from tests.test_params import DEFAULT, with_value
 
 ROOT = Path(__file__).resolve().parents[1]
+BAR = parse_params(DEFAULT).study.bar
+
+
+def with_variants(variants, **study):
+    """params.yaml with study.variants replaced by `variants` and other study values set."""
+    raw = with_value("study.variants", variants)
+    raw["study"].update(study)
+    return raw
 
 
 # ----------------------------------------------------------------------------- params
@@ -37,25 +38,49 @@ ROOT = Path(__file__).resolve().parents[1]
     "dotted, value, words",
     [
         ("model.positions", "rope", ["model.positions", "'rope'", "sinusoidal", "alibi", "bos"]),
-        ("study.variants", ["bos_sometimes"], ["study.variants[0]", "bos_mixed"]),
-        ("study.variants", [], ["study.variants", "non-empty"]),
+        (
+            "study.variants",
+            {"v": {"positions": "bos_sometimes", "attention": "softmax"}},
+            ["study.variants.v.positions", "'bos_sometimes'", "bos"],
+        ),
+        ("study.variants", {}, ["study.variants", "a mapping of variant names"]),
+        ("study.variants", ["bos_mixed"], ["study.variants", "a mapping of variant names"]),
+        ("study.variants", {"v": {"positions": "bos"}}, ["study.variants.v", "missing", "attention"]),
+        (
+            "study.variants",
+            {"v": {"positions": "bos", "attention": "softmax", "modle": {}}},
+            ["study.variants.v.modle", "did you mean study.variants.v.model"],
+        ),
+        (
+            "study.variants",
+            {"v": {"positions": "bos", "attention": "softmax", "model": {"heads": 5}}},
+            ["study.variants.v.d_model = 32", "heads = 5"],
+        ),
+        (
+            "study.variants",
+            {"v": {"positions": "bos", "attention": "softmax", "train": {"lr": -1}}},
+            ["study.variants.v.train.lr", "-1"],
+        ),
         ("study.train.steps", 0, ["study.train.steps", "integer >= 1"]),
-        ("study.train.steps", 5, ["study.train.steps = 5", "by_length", "steps >= 10"]),
+        ("study.train.steps", 5, ["study.variants.bos_mixed: train.steps = 5", "by_length", "steps >= 10"]),
         ("study.model.heads", 5, ["study.model.d_model = 32", "study.model.heads = 5"]),
-        ("study.train_lengths", [1, 64], ["study.variants (bos_mixed)", "64", "max_len"]),
-        ("study.variants", ["bos_mixed_log_lengths"], ["study.variants[0]", "bos_mixed_log_length"]),
+        ("study.data.train_lengths", [1, 64], ["study.variants.bos_mixed trains on length 64", "max_len"]),
+        ("study.bar.lengths", [20, 1], ["study.bar.lengths", "first <= last"]),
+        ("study.bar.accuracy", 1.5, ["study.bar.accuracy", "1.5"]),
     ],
 )
 def test_bad_study_and_position_values(dotted, value, words):
     with pytest.raises(ConfigError) as caught:
         parse_params(with_value(dotted, value))
-    assert all(word in str(caught.value) for word in words)
+    message = str(caught.value)
+    assert "\n" not in message and all(word in message for word in words), message
 
 
 def test_bos_needs_a_position_for_itself():
-    raw = with_value("study.variants", ["bos_mixed_log_length"])
-    raw["study"]["train_lengths"] = [1, 64]
-    with pytest.raises(ConfigError, match=r"\(bos_mixed_log_length\) trains on length 64.*less the BOS"):
+    raw = with_variants(
+        {"v": {"positions": "bos", "attention": "log_length"}}, data={"train_lengths": [1, 64]}
+    )
+    with pytest.raises(ConfigError, match=r"study.variants.v trains on length 64.*less the BOS"):
         parse_params(raw)
 
 
@@ -64,25 +89,37 @@ def test_randomized_needs_room_to_sample():
     raw["model"]["positions"] = "randomized"
     with pytest.raises(ConfigError, match="max_len must exceed the longest training length, 10"):
         parse_params(raw)
-    raw = with_value("study.variants", ["randomized_mixed"])
-    raw["study"]["model"]["max_len"] = 10
-    with pytest.raises(ConfigError, match=r"study.variants \(randomized_mixed\)"):
+    raw = with_variants({"r": {"positions": "randomized", "attention": "softmax", "model": {"max_len": 10}}})
+    with pytest.raises(ConfigError, match=r"study.variants.r.positions = randomized"):
         parse_params(raw)
 
 
-def test_every_study_variant_parses_and_builds():
-    params = parse_params(with_value("study.variants", list(STUDY_VARIANTS)))
-    for variant in STUDY_VARIANTS:
-        p = variant_params(params, variant)
-        lengths = "_fixed" if "_fixed" in variant else "_mixed"
-        positions, suffix = variant.split(lengths)
-        assert p.model.attention == STUDY_ATTENTIONS[suffix] and p.model.positions == positions
-        assert p.data.train_lengths == ((10,) if "_fixed" in variant else tuple(range(1, 11)))
-        t = p.study.train
-        assert p.train.steps == t.steps and p.data.train_size == t.steps * t.batch_size
-    assert {"bos_mixed", "bos_mixed_log_length", "bos_mixed_sums"} == set(
-        DEFAULT["study"]["variants"]
-    )  # lean
+def test_every_scheme_and_attention_makes_a_variant():
+    """Every positions scheme with every attention, and a variant that changes its own recipe:
+    each parses into the study's recipe with its own values."""
+    variants = {f"{p}_{a}": {"positions": p, "attention": a} for p in SCHEMES for a in WEIGHTS}
+    variants["sums_fixed"] = {
+        "positions": "bos",
+        "attention": "none/sigmoid/sigmoid",
+        "model": {"sigmoid_bias": -8},
+        "train": {"steps": 8000, "seeds": [0]},
+        "data": {"train_lengths": [10]},
+    }
+    params = parse_params(with_variants(variants))
+    for name in variants:
+        config, recipe, lengths = variant_recipe(params, name)
+        assert (config.positions, config.attention) == (
+            variants[name]["positions"],
+            variants[name]["attention"],
+        )
+    config, recipe, lengths = variant_recipe(params, "sums_fixed")
+    assert (config.sigmoid_bias, recipe.steps, recipe.seeds, lengths) == (-8.0, 8000, (0,), (10,))
+    assert (config.d_model, recipe.lr) == (params.study.model.d_model, params.study.train.lr)  # the rest kept
+    assert set(DEFAULT["study"]["variants"]) == {
+        "bos_mixed",
+        "bos_mixed_log_length",
+        "bos_mixed_sums",
+    }  # lean
 
 
 # ------------------------------------------------------------------------------ study
@@ -104,12 +141,12 @@ def test_summary_and_bar():
         for k, v in [(f"length_{n}_seq_acc", 1 - 0.0001 * n), (f"length_{n}_digit_acc", 1)]
     }
     per_seed = {0: seed, 3: {**seed, "length_17_seq_acc": 0.95}}
-    out = summarise(per_seed, range(1, 23))
+    out = summarise(per_seed, range(1, 23), BAR)
     assert out["length_17_seq_acc_seed3"] == 0.95 and out["length_17_seq_acc_seed0"] == 0.9983
     assert out["worst_length_1_20"] == 17 and not out["meets_bar"] and out["bar_up_to_length"] == 16
     assert out["length_17_seq_acc"] == pytest.approx((0.9983 + 0.95) / 2)
     assert out["mean_seq_acc_21_22"] == pytest.approx(1 - 0.00215)
-    assert summarise({0: seed}, range(1, 23))["meets_bar"]
+    assert summarise({0: seed}, range(1, 23), BAR)["meets_bar"]
     table = length_table({"a": out}, [1, 2]).splitlines()
     assert table[0] == "length,a,a_std,a_min,a_max" and table[1].startswith("1,0.999900,0.000000")
 
@@ -140,7 +177,7 @@ def test_the_words_follow_the_numbers():
     metrics |= {"v_worst_length_1_20": 1, "v_meets_bar": False, "v_bar_up_to_length": 1}
     meta = {
         "variants": {"v": {"positions": "bos", "train_lengths": [1, 2, 3], "steps": 5, "seeds": [0]}},
-        "bar": {"accuracy": 0.99, "lengths": [1, 20]},
+        "bar": {"accuracy": 0.99, "lengths": [1, 20], "seed_floor": 0.98},
     }
     lines = "\n".join(section(metrics, meta, text))
     assert "## Length generalisation" in lines and "| 1 | **100.0 ± 0.0** |" in lines
@@ -149,42 +186,38 @@ def test_the_words_follow_the_numbers():
 
 
 def test_a_study_variant_trains_from_the_studys_own_recipe():
-    params = tiny_params(model={"max_len": 16, "d_model": 8}, train={"lr": 0.5})
-    s = params.study
-    study = dataclasses.replace(
-        s, train=dataclasses.replace(s.train, steps=7, lr=0.003), train_lengths=(1, 3)
+    raw = with_variants(
+        {"a": {"positions": "alibi", "attention": "softmax"}},
+        train={**DEFAULT["study"]["train"], "steps": 7, "lr": 0.003},
+        data={"train_lengths": [1, 3]},
     )
-    p = variant_params(dataclasses.replace(params, study=study), "alibi_mixed")
-    assert (p.model.positions, p.data.train_lengths, p.train.steps) == ("alibi", (1, 3), 7)
-    assert (p.model.d_model, p.model.dropout, p.train.lr) == (32, 0.0, 0.003)  # the study's, not model.*
+    raw["model"].update({"max_len": 16, "d_model": 8})
+    raw["train"]["lr"] = 0.5
+    config, recipe, lengths = variant_recipe(parse_params(raw), "a")
+    assert (config.positions, lengths, recipe.steps) == ("alibi", (1, 3), 7)
+    assert (config.d_model, config.dropout, recipe.lr) == (32, 0.0, 0.003)  # the study's, not model.*
 
 
 def test_the_studys_default_recipe_is_the_lessons():
-    lesson, study = ModelParams(), StudyParams()
+    study = parse_params(DEFAULT).study
     for name in ("d_model", "heads", "layers", "d_ff", "norm", "max_len"):
-        assert getattr(study.model, name) == getattr(lesson, name)
+        assert getattr(study.model, name) == getattr(model_config(), name)
     for name in ("batch_size", "lr", "betas", "eps", "warmup", "label_smoothing"):
-        assert getattr(study.train, name) == getattr(TrainParams(), name)
+        assert getattr(study.train, name) == getattr(lesson.RECIPE, name)
 
 
-def test_no_variant_stage_depends_on_the_lessons_model_or_training():
-    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
-    params = stages["variant"]["do"]["params"]
-    assert params and not [p for p in params if str(p).split(".")[0] in ("model", "train", "data")]
-
-
-def test_the_study_refuses_a_missing_or_stale_variant(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    params = parse_params(with_value("study.variants", ["alibi_mixed"]))
-    with pytest.raises(PipelineError, match=r"alibi_mixed.json is missing: run `dvc repro variant@"):
-        load_variant(params, "alibi_mixed")
+def test_the_study_refuses_a_missing_or_stale_variant(tmp_path):
+    params = parse_params(with_variants({"a": {"positions": "alibi", "attention": "softmax"}}))
+    path = tmp_path / "a.json"
+    with pytest.raises(PipelineError, match=r"a.json is missing: run `dvc repro variant@a`"):
+        load_variant(params, "a", path)
     record = {"positions": "alibi", "attention": "softmax", "train_lengths": list(range(1, 11))}
     record |= {"steps": params.study.train.steps, "seeds": list(params.study.train.seeds)}
-    files.write_json(variant_path("alibi_mixed"), record)
-    assert load_variant(params, "alibi_mixed") == record
-    files.write_json(variant_path("alibi_mixed"), record | {"steps": 7})
+    files.write_json(path, record)
+    assert load_variant(params, "a", path) == record
+    files.write_json(path, record | {"steps": 7})
     with pytest.raises(PipelineError, match=r"stale \(steps 7 != 4000\)"):
-        load_variant(params, "alibi_mixed")
+        load_variant(params, "a", path)
 
 
 def test_first_errors_name_the_first_mistake():

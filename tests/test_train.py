@@ -9,14 +9,14 @@ import torch
 from pipeline.core.batching import make_batch
 from pipeline.core.data import make_datasets
 from pipeline.core.recipe import smoothed_loss
-from pipeline.core.tokens import BOS, IGNORE
 from pipeline.core.training import loss_summary, train_model
 from pipeline.infra import files
-from pipeline.infra.checkpoint import check_fits, load_checkpoint, save_checkpoint
 from pipeline.infra.errors import DataError, TrainingDiverged
-from pipeline.infra.params import ModelParams
+from pipeline.model.checkpoint import check_fits, load_checkpoint, save_checkpoint
 from pipeline.model.transformer import Transformer
-from tests.conftest import recorded_bytes, skip_unless_same_numerics, tiny_params
+from pipeline.tokens import BOS, IGNORE
+from pipeline.tools.benchmark.train_step import ParameterAdam
+from tests.conftest import model_config, recorded_bytes, skip_unless_same_numerics, tiny_params
 
 
 def train_data(params):
@@ -56,7 +56,7 @@ def test_padding_is_masked_and_ignored_by_the_loss():
 
 def test_tiny_model_overfits_one_batch():
     torch.manual_seed(0)
-    model = Transformer(ModelParams(d_model=32, heads=4, layers=1, d_ff=64, dropout=0.0, max_len=8))
+    model = Transformer(model_config(d_model=32, heads=4, layers=1, d_ff=64, dropout=0.0, max_len=8))
     src = torch.randint(0, 10, (8, 5))
     tgt = src.sort(dim=1).values
     batch = make_batch(src.numpy(), tgt.numpy(), np.full(8, 5))
@@ -72,7 +72,7 @@ def test_tiny_model_overfits_one_batch():
 
 def test_training_reduces_the_loss():
     params = tiny_params(train={"steps": 60})
-    _, losses = train_model(params, 0, train_data(params))
+    _, losses = train_model(params.model, params.train, 0, train_data(params))
     assert len(losses) == 60
     assert np.mean(losses[-10:]) < np.mean(losses[:10])
 
@@ -80,9 +80,9 @@ def test_training_reduces_the_loss():
 def test_same_seed_same_weights_other_seed_other_weights():
     params = tiny_params()
     data = train_data(params)
-    a, la = train_model(params, 0, data)
-    b, lb = train_model(params, 0, data)
-    c, _ = train_model(params, 1, data)
+    a, la = train_model(params.model, params.train, 0, data)
+    b, lb = train_model(params.model, params.train, 0, data)
+    c, _ = train_model(params.model, params.train, 1, data)
     assert la == lb and state_bytes(a) == state_bytes(b)
     assert state_bytes(a) != state_bytes(c)
 
@@ -103,7 +103,7 @@ def test_training_gives_the_recorded_bytes(name):
     skip_unless_same_numerics(recorded)
     overrides, seed = RECORDED_CASES[name]
     params = tiny_params(train={"steps": 12}, **overrides)
-    model, losses = train_model(params, seed, train_data(params))
+    model, losses = train_model(params.model, params.train, seed, train_data(params))
     expected = recorded["training"][name]
     assert weights_digest(model) == expected["weights_sha256"] and losses[-1] == expected["last_loss"]
 
@@ -114,8 +114,8 @@ def test_flat_adam_changes_no_bits():
     parameter owns its storage again, as a freshly built model's does."""
     params = tiny_params(model={"dropout": 0.1, "layers": 2}, train={"steps": 12})
     data = train_data(params)
-    flat, flat_losses = train_model(params, 0, data)
-    each, each_losses = train_model(params, 0, data, flat_adam=False)
+    flat, flat_losses = train_model(params.model, params.train, 0, data)
+    each, each_losses = train_model(params.model, params.train, 0, data, optimizer=ParameterAdam)
     assert flat_losses == each_losses and state_bytes(flat) == state_bytes(each)
     assert all(
         p.grad is None and p.data.untyped_storage().nbytes() == p.numel() * 4 for p in flat.parameters()
@@ -131,8 +131,8 @@ def test_the_loop_trains_a_model_it_is_given_to_build():
         built.append(config)
         return Transformer(config)
 
-    ours, losses = train_model(params, 0, data)
-    given, given_losses = train_model(params, 0, data, build_model=build)
+    ours, losses = train_model(params.model, params.train, 0, data)
+    given, given_losses = train_model(params.model, params.train, 0, data, build_model=build)
     assert built == [params.model]
     assert given_losses == losses and state_bytes(given) == state_bytes(ours)
 
@@ -140,7 +140,7 @@ def test_the_loop_trains_a_model_it_is_given_to_build():
 def test_divergence_stops_with_the_step_and_the_likely_cause():
     params = tiny_params(train={"lr": 1e6, "warmup": 1, "steps": 50})
     with pytest.raises(TrainingDiverged, match=r"diverged at step \d+: .*learning rate"):
-        train_model(params, 0, train_data(params))
+        train_model(params.model, params.train, 0, train_data(params))
 
 
 def test_loss_summary_snapshots():
@@ -150,7 +150,7 @@ def test_loss_summary_snapshots():
 
 
 def test_checkpoint_rebuilds_the_model_from_its_own_config(tmp_path):
-    config = ModelParams(d_model=16, heads=2, layers=1, d_ff=32, max_len=12)
+    config = model_config(d_model=16, heads=2, layers=1, d_ff=32, max_len=12)
     model = Transformer(config)
     save_checkpoint(tmp_path / "m.pt", model, seed=3)
     loaded, record = load_checkpoint(tmp_path / "m.pt")
@@ -159,14 +159,14 @@ def test_checkpoint_rebuilds_the_model_from_its_own_config(tmp_path):
 
 
 def test_checkpoint_bytes_do_not_depend_on_the_file_name(tmp_path):
-    model = Transformer(ModelParams(d_model=8, heads=2, layers=1, d_ff=8))
+    model = Transformer(model_config(d_model=8, heads=2, layers=1, d_ff=8))
     save_checkpoint(tmp_path / "a.pt", model)
     save_checkpoint(tmp_path / "b.pt", model)
     assert (tmp_path / "a.pt").read_bytes() == (tmp_path / "b.pt").read_bytes()
 
 
 def test_truncated_or_foreign_checkpoint_is_a_clear_error(tmp_path):
-    model = Transformer(ModelParams(d_model=8, heads=2, layers=1, d_ff=8))
+    model = Transformer(model_config(d_model=8, heads=2, layers=1, d_ff=8))
     save_checkpoint(tmp_path / "m.pt", model)
     data = (tmp_path / "m.pt").read_bytes()
     (tmp_path / "cut.pt").write_bytes(data[: len(data) // 2])
@@ -180,13 +180,13 @@ def test_truncated_or_foreign_checkpoint_is_a_clear_error(tmp_path):
 
 
 def test_checkpoint_whose_weights_do_not_fit_its_config_is_refused(tmp_path):
-    model = Transformer(ModelParams(d_model=8, heads=2, layers=1, d_ff=8))
+    model = Transformer(model_config(d_model=8, heads=2, layers=1, d_ff=8))
     files.write_torch(
         tmp_path / "m.pt",
         {
             "format": 1,
             "vocab": 11,
-            "model": dataclasses.asdict(ModelParams(d_model=16, heads=2, layers=1, d_ff=8)),
+            "model": dataclasses.asdict(model_config(d_model=16, heads=2, layers=1, d_ff=8)),
             "state_dict": model.state_dict(),
         },
     )
@@ -195,7 +195,7 @@ def test_checkpoint_whose_weights_do_not_fit_its_config_is_refused(tmp_path):
 
 
 def test_evaluation_refuses_lengths_beyond_the_checkpoints_positions():
-    model = Transformer(ModelParams(d_model=8, heads=2, layers=1, d_ff=8, max_len=10))
+    model = Transformer(model_config(d_model=8, heads=2, layers=1, d_ff=8, max_len=10))
     check_fits(model, [6, 10], "m.pt")
     with pytest.raises(
         DataError, match=r"max_len = 10 \(sources up to 10\), but the test data has lengths \[12\]"
@@ -208,45 +208,49 @@ class Interrupt(Exception):
 
 
 def test_resumed_training_ends_with_the_same_bytes_as_an_uninterrupted_run(tmp_path):
-    from pipeline.infra.resume import for_seed
+    from pipeline.core.resume import for_seed
 
     params = tiny_params(train={"steps": 30, "resume_every": 10})
     data = train_data(params)
-    whole, whole_losses = train_model(params, 0, data)
+    whole, whole_losses = train_model(params.model, params.train, 0, data)
 
     def stop_at_25(step, loss, lr):
         if step == 25:
             raise Interrupt
 
-    saved = for_seed(params, 0, len(data["source"]), tmp_path)
+    saved = for_seed(params.model, params.train, 0, len(data["source"]), tmp_path)
     with pytest.raises(Interrupt):
-        train_model(params, 0, data, on_step=stop_at_25, resume=saved)
+        train_model(params.model, params.train, 0, data, on_step=stop_at_25, resume=saved)
     assert saved.load()["step"] == 20  # the last periodic state before the interruption
     seen = []
-    resumed, losses = train_model(params, 0, data, on_step=lambda s, v, lr: seen.append(s), resume=saved)
+    resumed, losses = train_model(
+        params.model, params.train, 0, data, on_step=lambda s, v, lr: seen.append(s), resume=saved
+    )
     assert seen == list(range(1, 31))  # replayed steps reach the logger too
     assert losses == whole_losses and state_bytes(resumed) == state_bytes(whole)
 
 
 def test_only_the_pipelines_own_training_resumes(tmp_path):
-    from pipeline.infra.resume import for_seed
+    from pipeline.core.resume import for_seed
 
     params = tiny_params(train={"steps": 20, "resume_every": 10})
     data = train_data(params)
-    saved = for_seed(params, 0, len(data["source"]), tmp_path)
+    saved = for_seed(params.model, params.train, 0, len(data["source"]), tmp_path)
     with pytest.raises(ValueError, match="only the pipeline's own training"):
-        train_model(params, 0, data, resume=saved, flat_adam=False)
+        train_model(params.model, params.train, 0, data, resume=saved, optimizer=ParameterAdam)
     with pytest.raises(ValueError, match="only the pipeline's own training"):
-        train_model(params, 0, data, resume=saved, build_model=lambda config: Transformer(config))
+        train_model(
+            params.model, params.train, 0, data, resume=saved, build_model=lambda config: Transformer(config)
+        )
 
 
 def test_a_state_saved_under_other_parameters_is_ignored(tmp_path):
-    from pipeline.infra.resume import for_seed
+    from pipeline.core.resume import for_seed
 
     params = tiny_params(train={"steps": 20, "resume_every": 10})
     data = train_data(params)
     other = tiny_params(train={"steps": 20, "resume_every": 10, "lr": 0.001})
-    for_seed(other, 0, len(data["source"]), tmp_path).save(
+    for_seed(other.model, other.train, 0, len(data["source"]), tmp_path).save(
         10, torch.zeros(3), torch.optim.Adam([torch.zeros(1, requires_grad=True)]), [1.0]
     )
-    assert for_seed(params, 0, len(data["source"]), tmp_path).load() is None
+    assert for_seed(params.model, params.train, 0, len(data["source"]), tmp_path).load() is None

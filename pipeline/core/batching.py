@@ -5,8 +5,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from pipeline.core.tokens import BOS, IGNORE
 from pipeline.model.transformer import padding_mask
+from pipeline.tokens import BOS, IGNORE
 
 
 @dataclass

@@ -10,11 +10,10 @@ import zipfile
 
 import numpy as np
 
-from pipeline.core.tokens import DIGITS
+from pipeline.core.params import DataParams
 from pipeline.infra.errors import DataError
-from pipeline.infra.params import DataParams
+from pipeline.tokens import DIGITS
 
-TRAIN_PATH, TEST_PATH, METRICS_PATH = "data/train.npz", "data/test.npz", "metrics/data.json"
 HEADLINE = ("train_size", "train_unique", "test_overlap_total")  # the rest: metrics/data/summary.json
 
 

@@ -1,9 +1,10 @@
 """Decoding (lesson 10, part 4): greedy generation token by token (re-running the decoder, or with a
 key/value cache), the paper's beam search, and teacher forcing."""
 
+import numpy as np
 import torch
 
-from pipeline.core.tokens import BOS
+from pipeline.tokens import BOS
 
 
 def seed_test_draws(length):
@@ -104,3 +105,15 @@ def accuracy(pred, target):
     """(exact-sequence accuracy, per-digit accuracy) as fractions."""
     correct = pred == target
     return correct.all(1).float().mean().item(), correct.float().mean().item()
+
+
+@torch.no_grad()
+def greedy_accuracy(model, source, batch_size, device="cpu"):
+    """(exact-sequence, per-digit) accuracy of cached greedy decoding on equal-length rows `source`
+    (an int array (B, T)), against their sorted copies, `batch_size` rows at a time."""
+    seed_test_draws(source.shape[1])
+    preds = []
+    for start in range(0, len(source), batch_size):
+        src = torch.as_tensor(np.asarray(source[start : start + batch_size]), dtype=torch.long, device=device)
+        preds.append(greedy_cached(model, src).cpu())
+    return accuracy(torch.cat(preds), torch.as_tensor(np.sort(source, axis=1), dtype=torch.long))

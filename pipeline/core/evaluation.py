@@ -14,16 +14,14 @@ from pipeline.core.decoding import (
     teacher_forced,
 )
 from pipeline.core.lesson import EXAMPLE_INPUT
-from pipeline.core.training import MODELS_DIR, resolve_device
-from pipeline.infra.checkpoint import check_fits, checkpoint_path, load_checkpoint
+from pipeline.infra.device import resolve_device
 from pipeline.infra.tables import csv_text
-from pipeline.probes.reference import holds_reference, reference_gap
+from pipeline.model.checkpoint import check_fits, checkpoint_path, load_checkpoint
+from pipeline.model.reference import holds_reference, reference_gap
+from pipeline.tokens import BOS
 
-METRICS_PATH = "metrics/evaluate.json"
 HEADLINE = ("greedy_seq_acc", "greedy_seq_acc_std", "tf_seq_acc", "beam_seq_acc")
 HEADLINE_PATTERN = r"length_\d+_seq_acc"  # and the greedy accuracy at every tested length
-LENGTH_TABLE_PATH = "metrics/evaluate/length_table.csv"
-EXAMPLE_PATH = "metrics/evaluate/example.json"
 
 
 def decode_set(model, source, target, batch_size, device, beam_size=4, length_penalty=0.6):
@@ -69,12 +67,12 @@ def evaluate_model(model, test, lengths, batch_size, device, beam_size=4, length
 REFERENCE_ROWS = 1000  # teacher-forced sequences on which ours and nn.Transformer are compared
 
 
-def evaluate_seed(params, seed, test):
+def evaluate_seed(params, seed, test, models_dir):
     """Worker: one checkpoint's accuracies at every test length, its greedy failures, the lesson's
     example, and how far its logits lie from nn.Transformer's holding the same weights."""
     torch.set_num_threads(1)  # the same bytes on any machine, however many run beside it
     device, lengths, ev = resolve_device(params.train.device), params.data.test_lengths, params.evaluate
-    path = checkpoint_path(MODELS_DIR, seed)
+    path = checkpoint_path(models_dir, seed)
     model, _ = load_checkpoint(path, device)
     check_fits(model, lengths, path)
     results, failures = evaluate_model(
@@ -121,7 +119,7 @@ def cross_attention_example(model, source, device):
     src = torch.tensor([source], device=device)
     seed_test_draws(len(source))
     output = greedy(model, src)[0]
-    tgt_in = torch.cat([torch.tensor([10], device=device), output[:-1]])[None]
+    tgt_in = torch.cat([torch.tensor([BOS], device=device), output[:-1]])[None]
     trace = []
     seed_test_draws(len(source))  # the positions the output was written with, drawn again
     model.decode(tgt_in, model.encode(src), trace=trace)

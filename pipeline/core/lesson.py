@@ -11,6 +11,9 @@ words it checks, verbatim (the claims table's `words` column).
 import csv
 from pathlib import Path
 
+from pipeline.core.params import Recipe
+from pipeline.model.config import ModelConfig
+
 WORDS_PATH = Path(__file__).with_name("lesson_words.csv")
 
 
@@ -42,6 +45,36 @@ DECODER_LAYER_OUTPUT_SHAPE = "(2, 7, 32)"
 DECODER_LAYER_PARAMS = 16_992
 # L10: 'tres subcapas, tres LayerNorm' (3 x 2 x 32 parameters)
 DECODER_LAYER_LAYERNORMS = "3 (192)"
+
+# L10: 'El modelo: d sub model treinta y dos, cuatro heads, dos capas de cada lado, FFN de ciento
+# veintiocho, dropout cero coma uno'; post-norm ('post-norm, como el paper'), sinusoids ('senos del
+# episodio 4', a table of 64 rows: pe(64, d)). The architecture's claims are about this size, whatever
+# params.yaml sets (sigmoid_bias: unused by softmax attention).
+MODEL = ModelConfig(
+    d_model=32,
+    heads=4,
+    layers=2,
+    d_ff=128,
+    dropout=0.1,
+    norm="post",
+    positions="sinusoidal",
+    attention="softmax",
+    sigmoid_bias=-8.0,
+    max_len=64,
+)
+# L10: 'Adam(m.parameters(), lr=2e-3, betas=(0.9, 0.98), eps=1e-9)', 'forma(s + 1, warmup=100)',
+# 'label_smoothing=0.1', 'for paso in range(1, 1201)', 'datos(64)': the loop's constants, one seed.
+RECIPE = Recipe(
+    steps=1200,
+    batch_size=64,
+    lr=2e-3,
+    betas=(0.9, 0.98),
+    eps=1e-9,
+    warmup=100,
+    label_smoothing=0.1,
+    seeds=(0,),
+    device="cpu",
+)
 
 # --- Lesson 10, part 2: the model --------------------------------------------------------------
 

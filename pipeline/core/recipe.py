@@ -4,7 +4,7 @@ import math
 
 import torch.nn.functional as F
 
-from pipeline.core.tokens import IGNORE
+from pipeline.tokens import IGNORE
 
 
 def lr_shape(step, warmup):

@@ -1,46 +1,21 @@
-"""Stage `train`: one model per entry of train.seeds, with the paper's recipe (lesson 10, part 3).
+"""The training loop (lesson 10, part 3): the paper's recipe on one model, one seed.
 
-Each seed trains in its own process on one thread, so the seeds run side by side on a multi-core
-machine and every seed's bytes are the same whatever the machine's core count. Outputs are written
-to staging directories and moved into place only when every seed has finished.
-
-train_model is the project's one training loop: the study variants, the speed benchmark and the tests
-train through it too.
+train_model is the project's one training loop: the train stage, the pre-norm comparison, the study
+variants, the speed benchmark and the tests all train through it. Each seed trains on one thread
+in its own process (the stages' choice), so a seed's bytes do not depend on what runs beside it.
 """
 
 import math
-import shutil
 import statistics
-import time
-from pathlib import Path
 
 import torch
-from tqdm import tqdm
 
 from pipeline.core.batching import batch_indices, make_batch
-from pipeline.core.data import TRAIN_PATH, load_npz
-from pipeline.core.recipe import learning_rate, loss_floor, smoothed_loss
-from pipeline.core.tokens import VOCAB
-from pipeline.infra import files
-from pipeline.infra.checkpoint import checkpoint_path, save_checkpoint
-from pipeline.infra.errors import ConfigError, TrainingDiverged
-from pipeline.infra.metrics import write as write_metrics
-from pipeline.infra.params import Params, TrainParams, as_dict
-from pipeline.infra.pool import run_jobs, seed_workers
-from pipeline.infra.resume import for_seed as resume_for_seed
-from pipeline.infra.stats import across_seeds
+from pipeline.core.params import Recipe
+from pipeline.core.recipe import learning_rate, smoothed_loss
+from pipeline.infra.errors import TrainingDiverged
+from pipeline.model.config import ModelConfig
 from pipeline.model.transformer import Transformer
-
-MODELS_DIR, LOGS_DIR, METRICS_PATH = Path("models"), Path("metrics/train"), "metrics/train.json"
-HEADLINE = ("loss_final", "loss_final_std", "loss_floor", "loss_gap_to_floor")
-
-
-def resolve_device(name):
-    if name == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if name == "cuda" and not torch.cuda.is_available():
-        raise ConfigError("train.device = 'cuda' but no CUDA device is available: use auto or cpu")
-    return name
 
 
 def check_loss(loss, step, lr, first_loss):
@@ -61,7 +36,7 @@ class FlatAdam:
     view into `flat` and `flat.grad` (backward adds into them).
     """
 
-    def __init__(self, model, tp: TrainParams, foreach=False):
+    def __init__(self, model, recipe: Recipe):
         self.weights = list(model.parameters())
         sizes = [w.numel() for w in self.weights]
         self.flat = torch.nn.Parameter(torch.cat([w.detach().flatten() for w in self.weights]))
@@ -69,7 +44,9 @@ class FlatAdam:
         parts = zip(self.weights, self.flat.data.split(sizes), self.flat.grad.split(sizes), strict=True)
         for w, part, part_grad in parts:
             w.data, w.grad = part.view_as(w), part_grad.view_as(w)
-        self.optimizer = torch.optim.Adam([self.flat], lr=tp.lr, betas=tp.betas, eps=tp.eps, foreach=foreach)
+        self.optimizer = torch.optim.Adam(
+            [self.flat], lr=recipe.lr, betas=recipe.betas, eps=recipe.eps, foreach=False
+        )
 
     def zero_grad(self):
         self.flat.grad.zero_()  # the parameters' gradients are views into it: keep the buffer
@@ -80,21 +57,7 @@ class FlatAdam:
             w.data, w.grad = w.data.clone(), None
 
 
-class ParameterAdam:
-    """torch.optim.Adam over each parameter, as a user writes it: the speed benchmark's comparison."""
-
-    def __init__(self, model, tp: TrainParams, foreach=False):
-        self.weights = list(model.parameters())
-        self.optimizer = torch.optim.Adam(self.weights, lr=tp.lr, betas=tp.betas, eps=tp.eps, foreach=foreach)
-
-    def zero_grad(self):
-        self.optimizer.zero_grad(set_to_none=True)
-
-    def release(self):
-        pass  # each parameter owned its storage throughout
-
-
-def restore(resume, adam: FlatAdam, seed, tp: TrainParams, on_step):
+def restore(resume, adam: FlatAdam, seed, recipe: Recipe, on_step):
     """Continue from the saved state, if any: weights, Adam's moments and the random-number state.
     The replayed steps reach `on_step` again, so logs come out whole. Returns the losses so far."""
     state = resume.load() if resume else None
@@ -108,12 +71,13 @@ def restore(resume, adam: FlatAdam, seed, tp: TrainParams, on_step):
     print(f"seed {seed}: resuming from step {state['step']} ({resume.path})")
     for step, value in enumerate(state["losses"], start=1):
         if on_step:
-            on_step(step, value, learning_rate(step, tp.lr, tp.warmup))
+            on_step(step, value, learning_rate(step, recipe.lr, recipe.warmup))
     return state["losses"]
 
 
 def train_model(
-    params: Params,
+    config: ModelConfig,
+    recipe: Recipe,
     seed,
     data,
     device="cpu",
@@ -121,46 +85,43 @@ def train_model(
     resume=None,
     *,
     build_model=Transformer,
-    flat_adam=True,
-    foreach=False,
+    optimizer=FlatAdam,
     batches="mixed",
 ):
-    """Train one model; returns it and the loss of every step. `on_step(step, loss, lr)` observes.
+    """Train one model of `config` with `recipe`; returns it and the loss of every step.
+    `on_step(step, loss, lr)` observes.
 
-    The one training loop of the project: the train stage, the study variants, the speed benchmark
-    and the tests all train through it. `build_model(params.model)` makes the model (the benchmark
-    passes torch.nn.Transformer of our shape); `flat_adam=False` updates each parameter on its own,
-    with `foreach` as torch.optim.Adam takes it (both only for the benchmark's comparison).
+    `build_model(config)` makes the model and `optimizer(model, recipe)` its optimiser (the speed
+    benchmark passes torch.nn.Transformer of our shape and Adam over each parameter).
     `batches="by_length"` gives every batch rows of one length (pipeline.core.batching): on mixed
-    lengths no step pays for padding, 1.20-1.27x faster a step at the lesson's size (the benchmark
-    measures it); the study's variants train so (study.train.batches).
+    lengths no step pays for padding, 1.20-1.27x faster a step at the lesson's size; the study's
+    variants train so (study.train.batches).
 
-    With a `resume` (pipeline.infra.resume.Resume) the training state is saved every `resume.every`
+    With a `resume` (pipeline.core.resume.Resume) the training state is saved every `resume.every`
     steps, and a saved state is continued from: the result is the same bytes as an uninterrupted run.
     """
-    if resume and (build_model is not Transformer or not flat_adam):
+    if resume and (build_model is not Transformer or optimizer is not FlatAdam):
         # a saved state is keyed by the parameters alone, and holds the flat buffer's Adam moments
         raise ValueError("only the pipeline's own training (Transformer, flat Adam) saves and resumes")
     torch.manual_seed(seed)  # initial weights and dropout masks
-    tp = params.train
-    model = build_model(params.model).to(device).train()
-    adam = (FlatAdam if flat_adam else ParameterAdam)(model, tp, foreach)
-    losses = restore(resume, adam, seed, tp, on_step)
+    model = build_model(config).to(device).train()
+    adam = optimizer(model, recipe)
+    losses = restore(resume, adam, seed, recipe, on_step)
     done = len(losses)
     by_length = data["lengths"] if batches == "by_length" else None
-    order = batch_indices(len(data["source"]), tp.batch_size, tp.steps, seed, by_length)
+    order = batch_indices(len(data["source"]), recipe.batch_size, recipe.steps, seed, by_length)
     for step, rows in enumerate(order, start=1):
         if step <= done:
             continue  # trained before the interruption; the batch order itself is replayed
         # 1. the batch: decoder input = BOS + target shifted right (teacher forcing)
         batch = make_batch(data["source"][rows], data["target"][rows], data["lengths"][rows], device)
         # 2. the learning rate for this step: a pure function of the step (equation 3)
-        lr = learning_rate(step, tp.lr, tp.warmup)
+        lr = learning_rate(step, recipe.lr, recipe.warmup)
         for group in adam.optimizer.param_groups:
             group["lr"] = lr
         # 3. forward and label-smoothed loss
         logits = model(batch.src, batch.tgt_in, batch.src_mask)  # (B, T, vocab)
-        loss = smoothed_loss(logits, batch.target, tp.label_smoothing)
+        loss = smoothed_loss(logits, batch.target, recipe.label_smoothing)
         value = loss.item()
         check_loss(value, step, lr, losses[0] if losses else value)
         # 4. backward and update
@@ -171,7 +132,7 @@ def train_model(
         # 5. observe, and save the state now and then when resuming is on
         if on_step:
             on_step(step, value, lr)
-        if resume and step % resume.every == 0 and step < tp.steps:
+        if resume and step % resume.every == 0 and step < recipe.steps:
             resume.save(step, adam.flat, adam.optimizer, losses)
     adam.release()
     return model, losses
@@ -183,61 +144,3 @@ def loss_summary(losses, log_every):
     summary["loss_final"] = losses[-1]
     summary["loss_last100_mean"] = statistics.fmean(losses[-100:])
     return summary
-
-
-def train_one_seed(params: Params, seed, position, staging: dict):
-    """Worker: train seed `seed`, write its checkpoint and dvclive log under `staging`."""
-    from dvclive import Live  # imported in the worker: dvclive is slow to import
-
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    device = resolve_device(params.train.device)
-    data = load_npz(TRAIN_PATH, ["source", "target", "lengths"])
-    tp = params.train
-    bar = tqdm(total=tp.steps, desc=f"seed {seed}", position=position, disable=None, leave=True)
-    start = time.perf_counter()
-    with Live(str(staging["log"] / f"seed_{seed}"), dvcyaml=False, save_dvc_exp=False, report=None) as live:
-
-        def on_step(step, loss, lr):
-            live.log_metric("loss", loss)
-            live.log_metric("lr", lr)
-            live.next_step()
-            bar.update()
-            if step % tp.log_every == 0 or step == tp.steps:
-                bar.set_postfix(loss=f"{loss:.3f}")
-                tqdm.write(f"seed {seed}  step {step:5d}  loss {loss:.3f}  lr {lr:.1e}")
-
-        saved = resume_for_seed(params, seed, len(data["source"]))
-        model, losses = train_model(params, seed, data, device, on_step, saved)
-    bar.close()
-    seconds = time.perf_counter() - start
-    save_checkpoint(
-        checkpoint_path(staging["models"], seed),
-        model,
-        seed=seed,
-        steps=tp.steps,
-        train=as_dict(tp),
-        train_lengths=list(params.data.train_lengths),
-    )
-    if saved:
-        saved.clear()  # the checkpoint in staging now holds the result
-    return {"seed": seed, "seconds": seconds, **loss_summary(losses, tp.log_every)}
-
-
-def train_all(params: Params, workers=None):
-    """Train every seed, then move all outputs into place at once: all of them or none."""
-    staging = {"models": files.staging_dir(MODELS_DIR), "log": files.staging_dir(LOGS_DIR)}
-    jobs = [(params, seed, i, staging) for i, seed in enumerate(params.train.seeds)]
-    try:
-        runs = run_jobs(train_one_seed, jobs, workers or seed_workers(jobs))
-        floor, _, _ = loss_floor(params.train.label_smoothing, VOCAB)
-        keys = [k for k in runs[0] if k.startswith("loss")]
-        metrics = {"loss_floor": floor, **across_seeds({r["seed"]: r for r in runs}, keys)}
-        metrics["loss_gap_to_floor"] = metrics["loss_final"] - floor
-        files.replace_dir(staging["models"], MODELS_DIR)
-        files.replace_dir(staging["log"], LOGS_DIR)
-        write_metrics(METRICS_PATH, metrics, HEADLINE)  # the detail in LOGS_DIR/summary.json
-    finally:
-        for path in staging.values():
-            shutil.rmtree(path, ignore_errors=True)
-    return metrics, runs

@@ -1,1 +1,2 @@
-"""Infrastructure: params.yaml, errors, atomic files, checkpoints, resume, process pool, numerics."""
+"""Helpers that know nothing of the task: errors, atomic files, typed configuration rules, the
+process pool, the device, the pinned CPU numerics, metrics files, run records, statistics."""

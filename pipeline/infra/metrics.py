@@ -8,10 +8,14 @@ from pathlib import Path
 from pipeline.infra import files
 
 
+def detail_dir(metrics_path):
+    """metrics/<stage>.json -> metrics/<stage>: the folder of the stage's detail and plot tables."""
+    return Path(metrics_path).with_suffix("")
+
+
 def detail_path(metrics_path):
     """metrics/<stage>.json -> metrics/<stage>/summary.json"""
-    path = Path(metrics_path)
-    return path.with_suffix("") / "summary.json"
+    return detail_dir(metrics_path) / "summary.json"
 
 
 def headline(metrics, keys=(), pattern=None):

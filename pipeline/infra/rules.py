@@ -1,10 +1,13 @@
-"""The rules of params.yaml's values: each converts one raw YAML value and checks it, or raises a
-ConfigError that names the key, the value and what is allowed.
+"""Typed configuration read from YAML: rules that convert and check one raw value each, or raise a
+ConfigError that names the key, the value and what is allowed, and the parser that fills a frozen
+dataclass whose fields carry those rules (they declare types and rules, never default values).
 
 `dvc exp run -S train.lr=1e-06` writes `1e-06`, which PyYAML reads as a string: the float rules
 accept such strings as the numbers they are.
 """
 
+import dataclasses
+import difflib
 import math
 from dataclasses import field
 
@@ -97,13 +100,56 @@ def list_of(item_rule, what, unique=False, length=None):
     return rule
 
 
-def spec(default, rule):
-    """A field with its default and its rule (defaults exist for tests; params.yaml sets all)."""
-    factory = (lambda: default) if isinstance(default, tuple) else None
-    if factory:
-        return field(default_factory=factory, metadata={"rule": rule})
-    return field(default=default, metadata={"rule": rule})
+def required(rule):
+    """A dataclass field that must be given, checked by `rule` when read from YAML."""
+    return field(metadata={"rule": rule})
+
+
+def section():
+    """A dataclass field that must be given: a nested section, parsed as its own dataclass type."""
+    return field()
 
 
 POSITIVE_FLOAT = float_in(0.0, math.inf, low_open=True)
 POSITIVE_INT = int_at_least(1)
+ANY_FLOAT = float_in(-math.inf, math.inf)
+
+
+def unknown_key(key, known):
+    close = difflib.get_close_matches(key.split(".")[-1], known, n=1)
+    hint = f" (did you mean {'.'.join(key.split('.')[:-1] + close)}?)" if close else ""
+    raise ConfigError(f"unknown parameter {key}{hint}; known: {', '.join(sorted(known))}")
+
+
+def check_keys(raw, known, prefix):
+    """`raw` must be a mapping whose keys are all in `known` (`prefix` names it; "" at the top)."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{prefix or 'params.yaml'} must be a mapping of parameters, got {raw!r}")
+    for key in raw:
+        if key not in known:
+            unknown_key(f"{prefix}.{key}" if prefix else str(key), list(known))
+
+
+def parse_section(cls, raw, prefix, partial=False):
+    """A dataclass `cls` from the mapping `raw`, each field by its rule (a field without one is a
+    nested section). `partial`: the keys given only, as a dict (an override of some of them)."""
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    check_keys(raw, fields, prefix)
+    missing = [name for name in fields if name not in raw]
+    if missing and not partial:
+        raise ConfigError(f"{prefix or 'params.yaml'}: missing parameter(s) {', '.join(missing)}")
+    values = {}
+    for name, f in fields.items():
+        if name not in raw:
+            continue
+        key = f"{prefix}.{name}" if prefix else name
+        if "rule" in f.metadata:
+            values[name] = f.metadata["rule"](key, raw[name])
+        else:  # a nested section
+            values[name] = parse_section(f.type, raw[name], key)
+    return values if partial else cls(**values)
+
+
+def as_dict(obj):
+    """A dataclass as plain, JSON-ready values (tuples become lists)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(obj).items()}

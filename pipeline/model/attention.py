@@ -2,21 +2,24 @@
 
 Each scheme is a small module called with the scaled scores (B, h, T_q, T_k) and the additive mask
 (0 where a query may look, -inf where it may not; broadcastable, or None); it returns the weights.
-`WEIGHTS` maps the names of `model.attention` to them; `attention_kinds` reads that parameter, one
-name for every attention or one per kind (encoder self / decoder self / cross).
+`WEIGHTS` maps the names of `model.attention` to them: softmax is the paper's; log_length multiplies
+each query's scores by log n, n the keys it may look at (Chiang and Cholak, 2022); sigmoid weighs
+each key on its own, so attention sums (Ramapuram et al., 2024); none attends to nothing; split
+gives half the heads softmax, half sigmoid. `attention_kinds` reads that parameter, one name for
+every attention or one per kind (encoder self / decoder self / cross).
 """
 
 import torch
 from torch import nn
 
-KINDS = 3  # encoder self-attention, decoder self-attention, cross (infra.choices.ATTENTION_KINDS)
+KINDS = ("encoder", "decoder", "cross")  # encoder self-attention, decoder self-attention, cross
 GATED = ("sigmoid", "split")  # the weights with a learned bias per head (model.sigmoid_bias): they add
 
 
 def attention_kinds(attention):
     """`softmax` -> (softmax, softmax, softmax); `softmax/sigmoid/sigmoid` -> one name per kind."""
     names = tuple(attention.split("/"))
-    return names * KINDS if len(names) == 1 else names
+    return names * len(KINDS) if len(names) == 1 else names
 
 
 def uses_sigmoid_bias(attention):

@@ -4,7 +4,11 @@ Each scheme is a small module with hooks the Transformer calls on its one path, 
 a branch there: `vectors` (what embed() adds to the token embeddings), `source` and `memory_mask`
 (the source tokens the encoder reads, and the padding mask of the memory they become), and
 `encoder_bias` (added to the encoder's self-attention scores). `SCHEMES` maps the names of
-`model.positions` to them.
+`model.positions` to them: sinusoidal is the paper's (section 3.5); none_encoder adds no positions
+in the encoder, the decoder keeps sinusoids; learned trains one vector per position; randomized
+gives each sequence the sinusoids of a sorted random subset of [0, max_len) (Ruoss et al., 2023);
+alibi biases the encoder's self-attention by distance (Press et al., 2022); bos adds no vectors and
+opens the source with BOS, a key present exactly once, against which attention can count.
 """
 
 import math
@@ -12,7 +16,7 @@ import math
 import torch
 from torch import nn
 
-from pipeline.core.tokens import BOS
+from pipeline.tokens import BOS
 
 
 def sinusoidal_positions(max_len, d_model):
@@ -41,6 +45,10 @@ def alibi_bias(heads, size, device=None):
 class NoPositions(nn.Module):
     """No position information at all: the base every scheme overrides a hook of."""
 
+    sinusoids = False  # reads the sinusoid table: d_model must be even
+    draws_positions = False  # draws positions from [0, max_len): max_len must exceed training lengths
+    source_rows = 0  # rows it adds to the source (BOS)
+
     def __init__(self, config):
         super().__init__()
 
@@ -66,6 +74,8 @@ class NoPositions(nn.Module):
 
 class Sinusoidal(NoPositions):
     """The paper's: PE[position] added in both stacks (section 3.5)."""
+
+    sinusoids = True
 
     def __init__(self, config):
         super().__init__(config)
@@ -100,6 +110,8 @@ class Randomized(Sinusoidal):
     test sequence's positions look like a training sequence's, never 0, 1, 2, ...). In evaluation the
     encoder draws the subsets of both stacks at once, one per row, and decoding reads the decoder's
     from them, so every step of a (cached or uncached) decode sees the same positions."""
+
+    draws_positions = True
 
     def __init__(self, config):
         super().__init__(config)
@@ -144,6 +156,8 @@ class ALiBi(NoPositions):
 class BOSFirst(NoPositions):
     """No vectors; BOS opens the source as it opens the target: a key present exactly once, against
     which attention can count. The memory gains that row, and every query may look at it."""
+
+    source_rows = 1
 
     def source(self, src):
         return torch.cat([torch.full_like(src[:, :1], BOS), src], dim=1)

@@ -7,9 +7,8 @@ branch here. Masks are boolean with True = "may not look" (the lesson's `prohibi
 broadcastable to (B, h, T_q, T_k); inside the model they travel in additive form (0 or -inf, see
 `additive_mask`), which gives the same scores as masked_fill and costs less.
 
-The configuration is any object with the fields of `model:` in params.yaml (d_model, heads, layers,
-d_ff, dropout, norm, positions, attention, sigmoid_bias, max_len): pipeline.infra.params.ModelParams,
-or the copy a checkpoint carries.
+The configuration is a ModelConfig (config.py): the fields of `model:` in params.yaml, or the copy a
+checkpoint carries.
 """
 
 import math
@@ -17,10 +16,10 @@ import math
 import torch
 from torch import nn
 
-from pipeline.core.tokens import VOCAB
 from pipeline.model.attention import WEIGHTS, attention_kinds
 from pipeline.model.cache import DecoderCache, DecoderTrace, LayerCache
 from pipeline.model.positions import SCHEMES
+from pipeline.tokens import VOCAB
 
 
 def causal_mask(size, device=None):
@@ -198,9 +197,14 @@ class Transformer(nn.Module):
         self.embedding = nn.Embedding(vocab, c.d_model)  # shared: encoder in, decoder in, logits
         self.register_buffer("causal", additive_mask(causal_mask(c.max_len)), persistent=False)
         encoder, decoder, cross = attention_kinds(c.attention)
-        args, bias = (c.d_model, c.heads, c.d_ff, c.dropout, c.norm), c.sigmoid_bias
-        self.encoder = nn.ModuleList(EncoderLayer(*args, encoder, bias) for _ in range(c.layers))
-        self.decoder = nn.ModuleList(DecoderLayer(*args, decoder, cross, bias) for _ in range(c.layers))
+        sizes = {"d_model": c.d_model, "heads": c.heads, "d_ff": c.d_ff, "dropout": c.dropout, "norm": c.norm}
+        self.encoder = nn.ModuleList(
+            EncoderLayer(**sizes, attention=encoder, sigmoid_bias=c.sigmoid_bias) for _ in range(c.layers)
+        )
+        self.decoder = nn.ModuleList(
+            DecoderLayer(**sizes, attention=decoder, cross_attention=cross, sigmoid_bias=c.sigmoid_bias)
+            for _ in range(c.layers)
+        )
         # Pre-norm leaves the residual stream un-normalised: a final LayerNorm closes each stack.
         final = c.norm == "pre"
         self.encoder_norm = nn.LayerNorm(c.d_model) if final else nn.Identity()

@@ -1,11 +1,12 @@
 """Parameter accounting at the paper's size (lesson 6, "El bloque completo"; lesson 10, "El base
 del paper"), counted on the project's own layers: every block, matrix and bias."""
 
+import dataclasses
 import itertools
 
 import torch
 
-from pipeline.infra.params import ModelParams
+from pipeline.core import lesson
 from pipeline.model.transformer import (
     DecoderLayer,
     EncoderLayer,
@@ -74,7 +75,8 @@ def decoder_block_params(d_model=512, d_ff=2048, heads=8):
 
 def model_params(d_model=512, d_ff=2048, heads=8, layers=6, vocab=37000, norm="post"):
     """Our Transformer with a shared vocabulary of `vocab` tokens (the paper's base: section 6.1)."""
-    config = ModelParams(d_model=d_model, heads=heads, layers=layers, d_ff=d_ff, dropout=0.1, norm=norm)
+    sizes = {"d_model": d_model, "heads": heads, "layers": layers, "d_ff": d_ff, "norm": norm}
+    config = dataclasses.replace(lesson.MODEL, **sizes)
     with torch.device("meta"):
         model = Transformer(config, vocab=vocab)
     return {

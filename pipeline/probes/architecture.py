@@ -9,8 +9,7 @@ import torch
 from torch import nn
 
 from pipeline.core.batching import make_batch
-from pipeline.core.tokens import BOS, VOCAB
-from pipeline.infra.params import ModelParams
+from pipeline.model.config import ModelConfig
 from pipeline.model.transformer import (
     DecoderLayer,
     EncoderLayer,
@@ -19,11 +18,10 @@ from pipeline.model.transformer import (
     causal_mask,
 )
 from pipeline.model.transformer import count_parameters as count
+from pipeline.tokens import BOS, VOCAB
 
-METRICS_PATH = "metrics/architecture.json"
 HEADLINE = ("model_params", "encoder_layer_params", "decoder_layer_params")
 HEAD_COUNTS = (1, 2, 4, 8, 16, 32)  # lesson 6's aside: "el coste no depende de h"
-LESSON_CONFIG = ModelParams()  # lesson 10: d_model 32, 4 heads, 2 + 2 layers, d_ff 128, post-norm
 
 
 def embedding_scale(model):
@@ -79,12 +77,12 @@ def paper_width_checks(seed=0):
 
 
 @torch.no_grad()
-def measure(config: ModelParams, seed=0):
+def measure(config: ModelConfig, seed=0):
     """Counts and shapes of lesson 10's pieces at the configured size."""
     c = config
     torch.manual_seed(seed)
-    enc = EncoderLayer(c.d_model, c.heads, c.d_ff, c.dropout, c.norm).eval()
-    dec = DecoderLayer(c.d_model, c.heads, c.d_ff, c.dropout, c.norm).eval()
+    sizes = {"d_model": c.d_model, "heads": c.heads, "d_ff": c.d_ff, "dropout": c.dropout, "norm": c.norm}
+    enc, dec = EncoderLayer(**sizes).eval(), DecoderLayer(**sizes).eval()
     model = Transformer(c).eval()
     memory, written = torch.randn(2, 10, c.d_model), torch.randn(2, 7, c.d_model)
     trace = []

@@ -12,13 +12,13 @@ import math
 import torch
 
 from pipeline.core.recipe import smoothed_loss
-from pipeline.infra.params import ModelParams
+from pipeline.model.config import ModelConfig
 from pipeline.model.transformer import DecoderLayer, EncoderLayer, Residual, Transformer, causal_mask
 
 SUBLAYERS = {EncoderLayer: ("self_attn", "ffn"), DecoderLayer: ("self_attn", "cross_attn", "ffn")}
 
 
-def seeded_model(config: ModelParams, seed, dtype=torch.float32):
+def seeded_model(config: ModelConfig, seed, dtype=torch.float32):
     """A Transformer initialised exactly as `train_model` does for `seed`, in eval mode (no dropout),
     without touching the caller's global RNG state."""
     with torch.random.fork_rng(devices=[]):
@@ -144,7 +144,7 @@ def jacobian_norms(model: Transformer, src, tgt_in, with_sum, seed):
     }
 
 
-def depth_sweep(config: ModelParams, layers_list, src, tgt_in, seed):
+def depth_sweep(config: ModelConfig, layers_list, src, tgt_in, seed):
     """Jacobian norms at initialisation (float64) for 1..L layers a side, each norm placement,
     with and without the residual sum. One row per depth, one column per variant."""
     rows = []

@@ -9,6 +9,7 @@ its own operation alone. The entries follow the training step in order: embeddin
 attention, LayerNorm, feed-forward, loss, backward, Adam; then a short training run end to end.
 """
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -16,19 +17,17 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from pipeline.core import lesson
 from pipeline.core.recipe import smoothed_loss
 from pipeline.core.training import train_model
 from pipeline.infra import numerics
 from pipeline.infra.errors import DataError, PipelineError
-from pipeline.infra.params import TrainParams
 from pipeline.model.positions import sinusoidal_positions
-from pipeline.probes.architecture import LESSON_CONFIG
 
 # The lesson's training step: batch 64 of 10 digits, d_model 32, 4 heads, d_ff 128, 11 tokens.
 BATCH, LENGTH, D_MODEL, HEADS, D_FF, VOCAB = 64, 10, 32, 4, 128, 11
@@ -173,11 +172,9 @@ def training_entry():
     rows = BATCH * TRAINING_STEPS
     source = rng.integers(0, 10, (rows, LENGTH)).astype(np.int8)
     data = {"source": source, "target": np.sort(source, axis=1), "lengths": np.full(rows, LENGTH, np.int16)}
-    recipe = SimpleNamespace(
-        model=LESSON_CONFIG, train=TrainParams(steps=TRAINING_STEPS, seeds=(0,), device="cpu")
-    )
+    recipe = dataclasses.replace(lesson.RECIPE, steps=TRAINING_STEPS)
     with torch.random.fork_rng(devices=[]):
-        model, losses = train_model(recipe, 0, data)
+        model, losses = train_model(lesson.MODEL, recipe, 0, data)
     return {"training_steps": digest(*model.parameters(), torch.tensor(losses))}
 
 

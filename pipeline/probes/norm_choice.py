@@ -11,45 +11,31 @@ two layers: pre-norm's gain is for deep stacks (lesson 6), and here there is non
 import dataclasses
 import statistics
 
-import numpy as np
 import torch
 
-from pipeline.core.batching import make_batch
-from pipeline.core.data import TRAIN_PATH, load_npz
-from pipeline.core.decoding import accuracy, greedy_cached, seed_test_draws
-from pipeline.core.training import MODELS_DIR, resolve_device, train_model
-from pipeline.infra.checkpoint import checkpoint_path, load_checkpoint
-from pipeline.infra.params import Params
+from pipeline.core.data import load_npz
+from pipeline.core.decoding import greedy_accuracy
+from pipeline.core.params import Params
+from pipeline.core.training import train_model
+from pipeline.infra.device import resolve_device
+from pipeline.model.checkpoint import checkpoint_path, load_checkpoint
 
-METRICS_PATH = "metrics/norm.json"
 HEADLINE = ("post_seq_acc", "pre_seq_acc", "post_minus_pre")  # the rest: metrics/norm/summary.json
 
 
-@torch.no_grad()
-def greedy_accuracy(model, source, target, batch_size):
-    """Exact-sequence accuracy of cached greedy decoding on one test set of equal-length rows."""
-    model.eval()
-    seed_test_draws(source.shape[1])
-    preds = []
-    for start in range(0, len(source), batch_size):
-        rows = slice(start, start + batch_size)
-        batch = make_batch(source[rows], target[rows], np.full(len(source[rows]), source.shape[1]))
-        preds.append(greedy_cached(model, batch.src))
-    return accuracy(torch.cat(preds), torch.as_tensor(target, dtype=torch.long))[0]
-
-
-def compare_seed(params: Params, seed, source, target, batch_size):
+def compare_seed(params: Params, seed, source, batch_size, train_path, models_dir):
     """Worker: train `seed` with the norm the pipeline's model lacks and score both."""
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
     device = resolve_device(params.train.device)
     other = "pre" if params.model.norm == "post" else "post"
-    other_params = dataclasses.replace(params, model=dataclasses.replace(params.model, norm=other))
-    data = load_npz(TRAIN_PATH, ["source", "target", "lengths"])
-    trained, losses = train_model(other_params, seed, data, device)
-    models = {other: trained.cpu(), params.model.norm: load_checkpoint(checkpoint_path(MODELS_DIR, seed))[0]}
+    data = load_npz(train_path, ["source", "target", "lengths"])
+    trained, losses = train_model(
+        dataclasses.replace(params.model, norm=other), params.train, seed, data, device
+    )
+    models = {other: trained.cpu(), params.model.norm: load_checkpoint(checkpoint_path(models_dir, seed))[0]}
     return {
-        **{f"{norm}_seq_acc": greedy_accuracy(m, source, target, batch_size) for norm, m in models.items()},
+        **{f"{norm}_seq_acc": greedy_accuracy(m.eval(), source, batch_size)[0] for norm, m in models.items()},
         f"{other}_loss_last100_mean": statistics.fmean(losses[-100:]),
     }
 

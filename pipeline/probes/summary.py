@@ -4,17 +4,14 @@ parameter accounting at the paper's size, and gradients and Jacobians through th
 models."""
 
 import math
-from pathlib import Path
 
 import numpy as np
 
 from pipeline.core.batching import make_batch
-from pipeline.core.data import TEST_PATH
 from pipeline.infra.errors import DataError
 from pipeline.probes import depth as depth_probes
 from pipeline.probes import lesson6
 
-METRICS_PATH, TABLES_DIR = "metrics/probe.json", Path("metrics/probe")
 HEADLINE = (
     "residual_without_sum_orders_of_magnitude",
     "residual_sum_gap_orders_of_magnitude",
@@ -91,12 +88,12 @@ def lesson6_metrics(ln, table, steps, paths, acct, decoder_block, base, paper_ac
     return m
 
 
-def probe_batch(test, length, rows):
+def probe_batch(test, length, rows, test_path):
     """The first `rows` test sequences of one length, as a model batch."""
     key = f"source_{length}"
     if key not in test:
         raise DataError(
-            f"{TEST_PATH} has no sequences of length {length} (data.train_lengths[0]): "
+            f"{test_path} has no sequences of length {length} (data.train_lengths[0]): "
             "add it to data.test_lengths"
         )
     source, target = test[key][:rows], test[f"target_{length}"][:rows]

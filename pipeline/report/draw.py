@@ -6,19 +6,21 @@ from pipeline.report import figures, study_figures
 from pipeline.report.benchmark_figure import plot_benchmark
 
 
-def draw_figures(params, m, out):
-    """Draw every figure into the directory `out`; `m`: each stage's metrics by stage name."""
-    out, study = Path(out), Path("metrics/study")
-    figures.plot_loss("metrics/train", m["train"], out / "loss.png")
+def draw_figures(params, m, out, metrics_dir):
+    """Draw every figure into the directory `out`; `m`: each stage's metrics by stage name, read from
+    `metrics_dir`."""
+    out, saved = Path(out), Path(metrics_dir)
+    study, probe = saved / "study", saved / "probe"
+    figures.plot_loss(saved / "train", m["train"], out / "loss.png")
     figures.plot_length_accuracy(
-        "metrics/evaluate/length_table.csv", params.data.train_lengths, out / "length_accuracy.png"
+        saved / "evaluate/length_table.csv", params.data.train_lengths, out / "length_accuracy.png"
     )
-    figures.plot_cross_attention("metrics/evaluate/example.json", out / "cross_attention.png")
-    figures.plot_residual("metrics/probe/residual_table.csv", out / "residual.png")
-    figures.plot_gradient_depth("metrics/probe/grad_norms.csv", out / "gradient_depth.png")
-    figures.plot_jacobian_sweep("metrics/probe/jacobian_sweep.csv", out / "jacobian_sweep.png")
-    figures.plot_layernorm("metrics/probe/layernorm_cell.csv", m["probe"], out / "layernorm.png")
-    plot_benchmark("metrics/benchmark.json", out / "benchmark.png")
+    figures.plot_cross_attention(saved / "evaluate/example.json", out / "cross_attention.png")
+    figures.plot_residual(probe / "residual_table.csv", out / "residual.png")
+    figures.plot_gradient_depth(probe / "grad_norms.csv", out / "gradient_depth.png")
+    figures.plot_jacobian_sweep(probe / "jacobian_sweep.csv", out / "jacobian_sweep.png")
+    figures.plot_layernorm(probe / "layernorm_cell.csv", m["probe"], out / "layernorm.png")
+    plot_benchmark(saved / "benchmark.json", out / "benchmark.png")
     study_figures.plot_study_accuracy(
         study / "length_accuracy.csv", study / "meta.json", out / "study_length.png"
     )

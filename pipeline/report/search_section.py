@@ -1,4 +1,4 @@
-"""The length study's search (metrics/search.json, written by `python -m pipeline.tools.search`): every
+"""The length study's search (metrics/search.json, written by the frozen stage `search`): every
 configuration tried, failures included, as a table with the command that reproduces each row."""
 
 from pipeline.study.text import pct
@@ -7,9 +7,14 @@ ORDER_NOTE = "Rows are in the order they were tried; each is one seed unless it 
 
 
 def setting(row):
-    """What the row changed from params.yaml, in a few words."""
-    changes = ", ".join(f"{k}={v}" for k, v in row["set"].items())
-    return changes or "params.yaml as is"
+    """What the row changed from the study's recipe, in a few words."""
+    entry = row["variant"]
+    changes = [
+        f"{section}.{k}={v}"
+        for section in ("model", "train", "data")
+        for k, v in entry.get(section, {}).items()
+    ]
+    return ", ".join(changes) or "the study's recipe"
 
 
 def search_table(rows):
@@ -20,8 +25,8 @@ def search_table(rows):
     for r in rows:
         at20, at40 = (pct(r[k]) if r[k] is not None else "-" for k in ("acc_20", "acc_40"))
         lines.append(
-            f"| {r['variant']} | {setting(r)} | {len(r['seeds'])} | {r['reach']} | {at20} | {at40} | "
-            f"{pct(r['min_seed_1_20'])} | {r['why']} |"
+            f"| {r['name']} | {setting(r)} | {len(r['seeds'])} | {r['reach']} | {at20} | {at40} | "
+            f"{pct(r['min_seed'])} | {r['why']} |"
         )
     return lines
 
@@ -60,7 +65,7 @@ def randomized_table(rows):
                 pct(sum(a[str(n)] for a in seeds) / len(seeds)) if ok else "-"
                 for n, ok in zip(RANDOMIZED_LENGTHS, tested, strict=True)
             ]
-            lines.append(f"| {r['variant']} | {words} | " + " | ".join(cells) + " |")
+            lines.append(f"| {r['name']} | {words} | " + " | ".join(cells) + " |")
     return [*lines, ""]
 
 
@@ -68,7 +73,7 @@ def section(search):
     rows = search["rows"]
     if not rows:
         return []
-    first, last = search["bar_lengths"]
+    first, last = search["bar"]["lengths"]
     confirmed = [r for r in rows if len(r["seeds"]) >= 3]
     met = [r for r in confirmed if r["meets_bar"]]
     best = best_rows(rows, 1)[0]
@@ -76,7 +81,7 @@ def section(search):
         f"{len(met)} confirmed configuration(s) meet the bar at every length {first}-{last}."
         if met
         else f"No configuration meets the bar at every length {first}-{last}; the furthest, "
-        f"{best['variant']} "
+        f"{best['name']} "
         f"({setting(best)}, {len(best['seeds'])} seed(s)), sorts at the bar up to length {best['reach']}"
         + (f" and {pct(best['acc_20'])} at 20." if best["acc_20"] is not None else ".")
     )
@@ -93,6 +98,6 @@ def section(search):
         *randomized_table(rows),
         "Each row is reproduced as the pipeline's own study by the command in "
         "[metrics/search.json](../metrics/search.json) (for example `" + best["command"] + "`), and the "
-        "whole search by `python -m pipeline.tools.search` (its rows: pipeline/tools/search_rows.yaml).",
+        "whole search by the frozen stage `search` (its rows: pipeline/study/search.yaml).",
         "",
     ]

@@ -5,7 +5,7 @@ diagnosis text. Numbers stay in the tables; the prose says what they show."""
 from pipeline.report import search_section
 from pipeline.report.study_metrics import at_bar
 from pipeline.report.study_tables import accuracy_table, first_error_table, variants_table
-from pipeline.study.ranking import best_variant
+from pipeline.study.ranking import best_variant, recorded_bar
 from pipeline.study.text import pct
 
 ADDING = ("sigmoid", "split")  # attentions whose weights do not sum to 1: they count
@@ -32,7 +32,7 @@ def headline(metrics, variants, bar):
     `variants`: the study's trained variants; `bar`: the bar from the study's meta.json."""
     if not variants or "bar_met" not in metrics:
         return ""
-    best = best_variant(metrics, variants)
+    best = best_variant(metrics, variants, recorded_bar(bar))
     which = (
         f"The best of {len(variants)} variants, {best}," if len(variants) > 1 else f"The one variant, {best},"
     )
@@ -105,7 +105,7 @@ def verdict_text(metrics, meta):
     met = [v for v in variants if metrics[f"{v}_meets_bar"]]
     verdict = f"**Bar met** by {', '.join(met)}." if met else "**Bar not met** by any variant."
     trained = [v for v in variants if v != "pipeline"] or variants
-    best = best_variant(metrics, trained)
+    best = best_variant(metrics, trained, recorded_bar(meta["bar"]))
     return (
         f"{verdict} The closest, {best}, sorts every length from 1 to {metrics[f'{best}_bar_up_to_length']}."
     )
@@ -122,7 +122,7 @@ def variants_text(metrics, meta, diag):
     trained = [v for v in variants if v != "pipeline"]
     if not trained:
         return lines
-    best = best_variant(metrics, trained)
+    best = best_variant(metrics, trained, recorded_bar(meta["bar"]))
     shares = attention_shares(diag.get("variants", {}), trained)
     if best in shares:
         cross = variants[best].get("attention", "softmax").split("/")[-1]  # one name, or the last of three

@@ -2,6 +2,7 @@
 first go wrong. Markdown lines, from the study's saved numbers."""
 
 from pipeline.report.study_metrics import at_bar, seq_acc_by_length, span
+from pipeline.study.ranking import bar_key, recorded_bar
 from pipeline.study.text import pct
 
 # What each scheme is, in a few words (params.POSITIONS has the details).
@@ -75,7 +76,10 @@ def accuracy_table(metrics, meta):
             trained = n in meta["variants"][v]["train_lengths"] and cell != "–"
             cells.append(f"**{cell}**" if trained else cell)
         lines.append(f"| {n} | " + " | ".join(cells) + " |")
-    lines.append("| min 1-20 | " + " | ".join(pct(metrics[f"{v}_min_seq_acc_1_20"]) for v in variants) + " |")
+    lowest = bar_key(recorded_bar(meta["bar"]), "min_seq_acc")
+    lines.append(
+        f"| min {first}-{last} | " + " | ".join(pct(metrics[f"{v}_{lowest}"]) for v in variants) + " |"
+    )
     return lines
 
 

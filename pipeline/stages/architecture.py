@@ -1,28 +1,33 @@
 """Stage `architecture`: lesson 10's structural claims, measured on freshly built layers.
 
+    python -m pipeline.stages.architecture --metrics metrics/architecture.json
+
 A thin entry point that reads inputs and writes outputs; the work is in pipeline/probes/architecture.py.
 """
 
 import time
 
+from pipeline.core import lesson
+from pipeline.core.params import load_params
 from pipeline.infra import runlog
+from pipeline.infra.cli import stage_paths
 from pipeline.infra.errors import stage_entry
 from pipeline.infra.metrics import write as write_metrics
-from pipeline.infra.params import load_params
 from pipeline.model.transformer import Transformer
 from pipeline.model.transformer import count_parameters as count
-from pipeline.probes.architecture import HEADLINE, LESSON_CONFIG, METRICS_PATH, measure
+from pipeline.probes.architecture import HEADLINE, measure
 
 
 @stage_entry
 def main():
+    args = stage_paths(__doc__, "metrics")
     start = time.perf_counter()
     params = load_params()
-    # The lesson's claims are about the lesson's size (ModelParams' defaults); the configured
-    # model's count is recorded beside them for experiments that change the size.
-    metrics = measure(LESSON_CONFIG)
+    # The lesson's claims are about the lesson's size; the configured model's count is recorded
+    # beside them for experiments that change the size.
+    metrics = measure(lesson.MODEL)
     metrics["configured_model_params"] = count(Transformer(params.model))
-    write_metrics(METRICS_PATH, metrics, HEADLINE)
+    write_metrics(args.metrics, metrics, HEADLINE)
     print(
         f"architecture: {metrics['model_params']:,} parameters (encoder layer "
         f"{metrics['encoder_layer_params']:,}, decoder layer {metrics['decoder_layer_params']:,}, "

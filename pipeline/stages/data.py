@@ -1,25 +1,29 @@
 """Stage `data`: seeded sorting datasets (lesson 10, "ordenar 10 dígitos").
 
+    python -m pipeline.stages.data --train data/train.npz --test data/test.npz --metrics metrics/data.json
+
 A thin entry point that reads inputs and writes outputs; the work is in pipeline/core/data.py.
 """
 
 import time
 
-from pipeline.core.data import HEADLINE, METRICS_PATH, TEST_PATH, TRAIN_PATH, make_datasets
+from pipeline.core.data import HEADLINE, make_datasets
+from pipeline.core.params import load_params
 from pipeline.infra import files, runlog
+from pipeline.infra.cli import stage_paths
 from pipeline.infra.errors import stage_entry
 from pipeline.infra.metrics import write as write_metrics
-from pipeline.infra.params import load_params
 
 
 @stage_entry
 def main():
+    args = stage_paths(__doc__, "train", "test", "metrics")
     start = time.perf_counter()
     params = load_params()
     train, test, stats = make_datasets(params.data)
-    files.write_npz(TRAIN_PATH, **train)
-    files.write_npz(TEST_PATH, **test)
-    write_metrics(METRICS_PATH, stats, HEADLINE)
+    files.write_npz(args.train, **train)
+    files.write_npz(args.test, **test)
+    write_metrics(args.metrics, stats, HEADLINE)
     print(
         f"data: {params.data.train_size} training sequences ({stats['train_unique']} distinct), "
         f"{params.data.test_size} test sequences at each length {list(params.data.test_lengths)}, "

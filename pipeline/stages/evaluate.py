@@ -1,40 +1,42 @@
 """Stage `evaluate`: greedy decoding, the paper's beam search and teacher forcing on held-out
 sequences, per length and seed (lesson 10, part 4).
 
+    python -m pipeline.stages.evaluate --models models --test data/test.npz --metrics metrics/evaluate.json
+
 A thin entry point that reads inputs and writes outputs; the work is in pipeline/core/evaluation.py.
 """
 
 import time
 
-from pipeline.core.data import TEST_PATH, load_npz
+from pipeline.core.data import load_npz
 from pipeline.core.evaluation import (
-    EXAMPLE_PATH,
     HEADLINE,
     HEADLINE_PATTERN,
-    LENGTH_TABLE_PATH,
-    METRICS_PATH,
     evaluate_seed,
     length_table,
     show_failures,
 )
 from pipeline.core.lesson import EXAMPLE_INPUT as LESSON_EXAMPLE
+from pipeline.core.params import load_params
 from pipeline.infra import files, runlog
+from pipeline.infra.cli import stage_paths
 from pipeline.infra.errors import stage_entry
+from pipeline.infra.metrics import detail_dir
 from pipeline.infra.metrics import write as write_metrics
-from pipeline.infra.params import load_params
 from pipeline.infra.pool import run_jobs
 from pipeline.infra.stats import across_seeds
 
 
 @stage_entry
 def main():
+    args = stage_paths(__doc__, "models", "test", "metrics")
     start = time.perf_counter()
     params = load_params()
     lengths = params.data.test_lengths
-    test = load_npz(TEST_PATH, [f"{k}_{n}" for n in lengths for k in ("source", "target")])
-    jobs = [(params, seed, test) for seed in params.train.seeds]
+    test = load_npz(args.test, [f"{k}_{n}" for n in lengths for k in ("source", "target")])
+    jobs = [(params, seed, test, args.models) for seed in params.train.seeds]
     per_seed, example = {}, None
-    for (_, seed, _), (result, failures, seen) in zip(jobs, run_jobs(evaluate_seed, jobs), strict=True):
+    for (_, seed, _, _), (result, failures, seen) in zip(jobs, run_jobs(evaluate_seed, jobs), strict=True):
         per_seed[seed] = r = result
         print(
             f"seed {seed}: greedy {r['greedy_seq_acc']:.1%} sequences, {r['greedy_digit_acc']:.1%} "
@@ -47,9 +49,11 @@ def main():
         example["outputs_by_seed"][str(seed)] = seen["output"]
         print(f"seed {seed}: {' '.join(map(str, LESSON_EXAMPLE))} -> {' '.join(map(str, seen['output']))}")
     metrics = across_seeds(per_seed, list(next(iter(per_seed.values()))))
-    write_metrics(METRICS_PATH, metrics, HEADLINE, HEADLINE_PATTERN)
-    files.write_text(LENGTH_TABLE_PATH, length_table(metrics, lengths, params.train.seeds))
-    files.write_json(EXAMPLE_PATH, example)
+    write_metrics(args.metrics, metrics, HEADLINE, HEADLINE_PATTERN)
+    files.write_text(
+        detail_dir(args.metrics) / "length_table.csv", length_table(metrics, lengths, params.train.seeds)
+    )
+    files.write_json(detail_dir(args.metrics) / "example.json", example)
     print("length table (greedy, mean ± std over seeds):")
     for n in lengths:
         k = f"length_{n}_seq_acc"

@@ -1,29 +1,34 @@
 """Stage `norm`: "Con dos capas no necesitamos pre-norm" (lesson 10): the lesson's model with
 pre-norm, trained on the same data with the same seeds, against the pipeline's post-norm checkpoints.
 
+    python -m pipeline.stages.norm --train data/train.npz --test data/test.npz --models models \
+        --metrics metrics/norm.json
+
 A thin entry point that reads inputs and writes outputs; the work is in pipeline/probes/norm_choice.py.
 """
 
 import time
 
-from pipeline.core.data import TEST_PATH, load_npz
+from pipeline.core.data import load_npz
+from pipeline.core.params import load_params
 from pipeline.infra import runlog
+from pipeline.infra.cli import stage_paths
 from pipeline.infra.errors import stage_entry
 from pipeline.infra.metrics import write as write_metrics
-from pipeline.infra.params import load_params
 from pipeline.infra.pool import run_jobs, seed_workers
 from pipeline.infra.stats import across_seeds
-from pipeline.probes.norm_choice import HEADLINE, METRICS_PATH, compare_seed, paired_summary
+from pipeline.probes.norm_choice import HEADLINE, compare_seed, paired_summary
 
 
 @stage_entry
 def main():
+    args = stage_paths(__doc__, "train", "test", "models", "metrics")
     start = time.perf_counter()
     params = load_params()
     n = max(params.data.train_lengths)
-    test = load_npz(TEST_PATH, [f"source_{n}", f"target_{n}"])
+    source = load_npz(args.test, [f"source_{n}"])[f"source_{n}"]
     batch = params.evaluate.batch_size
-    jobs = [(params, seed, test[f"source_{n}"], test[f"target_{n}"], batch) for seed in params.train.seeds]
+    jobs = [(params, seed, source, batch, args.train, args.models) for seed in params.train.seeds]
     per_seed = dict(zip(params.train.seeds, run_jobs(compare_seed, jobs, seed_workers(jobs)), strict=True))
     for seed, r in per_seed.items():
         print(
@@ -32,7 +37,7 @@ def main():
         )
     metrics = {**across_seeds(per_seed, list(next(iter(per_seed.values())))), **paired_summary(per_seed)}
     metrics["length"] = n
-    write_metrics(METRICS_PATH, metrics, HEADLINE)
+    write_metrics(args.metrics, metrics, HEADLINE)
     print(
         f"post - pre: {100 * metrics['post_minus_pre']:+.2f} points "
         f"(2 s.e. {100 * metrics['post_minus_pre_2se']:.2f})"

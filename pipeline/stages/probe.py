@@ -1,6 +1,8 @@
 """Stage `probe`: lesson 6's claims ("Apilar sin perder lo de abajo") measured with numbers this
 stage regenerates: its NumPy cells, the parameter accounting, gradient and Jacobian probes.
 
+    python -m pipeline.stages.probe --models models --test data/test.npz --metrics metrics/probe.json
+
 A thin entry point that reads inputs and writes outputs; the work is in pipeline/probes/summary.py.
 """
 
@@ -11,14 +13,15 @@ import time
 import numpy as np
 import torch
 
-from pipeline.core.data import TEST_PATH, load_npz
-from pipeline.core.training import MODELS_DIR
+from pipeline.core.data import load_npz
+from pipeline.core.params import load_params
 from pipeline.infra import files, runlog
-from pipeline.infra.checkpoint import check_fits, checkpoint_path, load_checkpoint
+from pipeline.infra.cli import stage_paths
 from pipeline.infra.errors import stage_entry
+from pipeline.infra.metrics import detail_dir
 from pipeline.infra.metrics import write as write_metrics
-from pipeline.infra.params import load_params
 from pipeline.infra.tables import csv_text
+from pipeline.model.checkpoint import check_fits, checkpoint_path, load_checkpoint
 from pipeline.probes import accounting, lesson6
 from pipeline.probes import depth as depth_probes
 from pipeline.probes.notes import notes_for
@@ -28,10 +31,8 @@ from pipeline.probes.summary import (
     HEADLINE,
     LESSON_N,
     MAX_PATH_BLOCKS,
-    METRICS_PATH,
     PAPER_VOCAB,
     SWEEP_BATCH,
-    TABLES_DIR,
     finite,
     grad_metrics,
     grad_table,
@@ -45,6 +46,8 @@ from pipeline.probes.summary import (
 
 @stage_entry
 def main():
+    args = stage_paths(__doc__, "models", "test", "metrics")
+    tables_dir = detail_dir(args.metrics)
     start = time.perf_counter()
     params = load_params()
     p = params.probe
@@ -62,11 +65,11 @@ def main():
 
     # 2. real models: the first seed's checkpoint, and fresh models at initialisation
     seed = params.train.seeds[0]
-    path = checkpoint_path(MODELS_DIR, seed)
+    path = checkpoint_path(args.models, seed)
     model, record = load_checkpoint(path)
     length = params.data.train_lengths[0]
     check_fits(model, [length], path)
-    batch = probe_batch(load_npz(TEST_PATH), length, GRAD_BATCH)
+    batch = probe_batch(load_npz(args.test), length, GRAD_BATCH, args.test)
     smoothing = record["train"]["label_smoothing"]
     trained_norm = model.config.norm
     runs = {}
@@ -87,7 +90,7 @@ def main():
     metrics["grad_trained_is_post"] = trained_norm == "post"
     metrics["grad_other_norm_trained"] = False
     notes = notes_for(metrics, acct, base, table, steps, record, seed, trained_norm, length)
-    staging = files.staging_dir(TABLES_DIR)
+    staging = files.staging_dir(tables_dir)
     tables = {
         "layernorm_cell.csv": layernorm_rows(ln),
         "residual_table.csv": table,
@@ -101,11 +104,11 @@ def main():
             files.write_text(staging / name, csv_text(rows, float_format="%.12g"))
         files.write_json(staging / "notes.json", notes)
         files.write_json(staging / "summary.json", finite(metrics))
-        files.replace_dir(staging, TABLES_DIR)
+        files.replace_dir(staging, tables_dir)
     finally:
         if staging.exists():  # only when something failed before the move
             shutil.rmtree(staging)
-    write_metrics(METRICS_PATH, finite(metrics), HEADLINE, detail=False)  # the detail: summary.json
+    write_metrics(args.metrics, finite(metrics), HEADLINE, detail=False)  # the detail: summary.json
 
     print_tables(ln, table, steps, paths, acct, base, grads, sweep)
     print("\n" + "\n\n".join(f"{k}: {v}" for k, v in notes.items()))

@@ -1,21 +1,104 @@
 """Stage `train`: one model per entry of train.seeds, with the paper's recipe (lesson 10, part 3).
 
-A thin entry point that reads inputs and writes outputs; the work is in pipeline/core/training.py.
+    python -m pipeline.stages.train --data data/train.npz --models models --metrics metrics/train.json
+
+Each seed trains in its own process on one thread (pipeline.core.training.train_model), so the seeds
+run side by side on a multi-core machine and every seed's bytes are the same whatever the machine's
+core count. Checkpoints and per-step loss logs (dvclive, in the metrics' folder) are written to
+staging folders and moved into place only when every seed has finished: all of them or none.
 """
 
+import shutil
 import time
 
-from pipeline.core.training import train_all
-from pipeline.infra import runlog
+import torch
+from tqdm import tqdm
+
+from pipeline.core.data import load_npz
+from pipeline.core.params import Params, load_params
+from pipeline.core.recipe import loss_floor
+from pipeline.core.resume import for_seed as resume_for_seed
+from pipeline.core.training import loss_summary, train_model
+from pipeline.infra import files, runlog
+from pipeline.infra.cli import stage_paths
+from pipeline.infra.device import resolve_device
 from pipeline.infra.errors import stage_entry
-from pipeline.infra.params import load_params
+from pipeline.infra.metrics import detail_dir
+from pipeline.infra.metrics import write as write_metrics
+from pipeline.infra.pool import run_jobs, seed_workers
+from pipeline.infra.rules import as_dict
+from pipeline.infra.stats import across_seeds
+from pipeline.model.checkpoint import checkpoint_path, save_checkpoint
+from pipeline.tokens import VOCAB
+
+HEADLINE = ("loss_final", "loss_final_std", "loss_floor", "loss_gap_to_floor")
+
+
+def train_one_seed(params: Params, seed, position, data_path, staging: dict):
+    """Worker: train seed `seed`, write its checkpoint and dvclive log under `staging`."""
+    from dvclive import Live  # imported in the worker: dvclive is slow to import
+
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    device = resolve_device(params.train.device)
+    data = load_npz(data_path, ["source", "target", "lengths"])
+    tp = params.train
+    bar = tqdm(total=tp.steps, desc=f"seed {seed}", position=position, disable=None, leave=True)
+    start = time.perf_counter()
+    with Live(str(staging["log"] / f"seed_{seed}"), dvcyaml=False, save_dvc_exp=False, report=None) as live:
+
+        def on_step(step, loss, lr):
+            live.log_metric("loss", loss)
+            live.log_metric("lr", lr)
+            live.next_step()
+            bar.update()
+            if step % tp.log_every == 0 or step == tp.steps:
+                bar.set_postfix(loss=f"{loss:.3f}")
+                tqdm.write(f"seed {seed}  step {step:5d}  loss {loss:.3f}  lr {lr:.1e}")
+
+        saved = resume_for_seed(params.model, tp, seed, len(data["source"]))
+        model, losses = train_model(params.model, tp, seed, data, device, on_step, saved)
+    bar.close()
+    seconds = time.perf_counter() - start
+    save_checkpoint(
+        checkpoint_path(staging["models"], seed),
+        model,
+        seed=seed,
+        steps=tp.steps,
+        train=as_dict(tp),
+        train_lengths=list(params.data.train_lengths),
+    )
+    if saved:
+        saved.clear()  # the checkpoint in staging now holds the result
+    return {"seed": seed, "seconds": seconds, **loss_summary(losses, tp.log_every)}
+
+
+def train_all(params: Params, data_path, models_dir, metrics_path, workers=None):
+    """Train every seed, then move all outputs into place at once: all of them or none."""
+    logs_dir = detail_dir(metrics_path)
+    staging = {"models": files.staging_dir(models_dir), "log": files.staging_dir(logs_dir)}
+    jobs = [(params, seed, i, data_path, staging) for i, seed in enumerate(params.train.seeds)]
+    try:
+        runs = run_jobs(train_one_seed, jobs, workers or seed_workers(jobs))
+        floor, _, _ = loss_floor(params.train.label_smoothing, VOCAB)
+        keys = [k for k in runs[0] if k.startswith("loss")]
+        metrics = {"loss_floor": floor, **across_seeds({r["seed"]: r for r in runs}, keys)}
+        metrics["loss_gap_to_floor"] = metrics["loss_final"] - floor
+        files.replace_dir(staging["models"], models_dir)
+        files.replace_dir(staging["log"], logs_dir)
+        write_metrics(metrics_path, metrics, HEADLINE)  # the detail in the logs' folder, summary.json
+    finally:
+        for path in staging.values():
+            shutil.rmtree(path, ignore_errors=True)
+    return metrics, runs
 
 
 @stage_entry
 def main():
+    args = stage_paths(__doc__, "data", "models", "metrics")
     params = load_params()
     start = time.perf_counter()
-    metrics, runs = train_all(params)
+    metrics, runs = train_all(params, args.data, args.models, args.metrics)
     for run in runs:
         print(f"seed {run['seed']}: final loss {run['loss_final']:.3f} in {run['seconds']:.1f} s")
     print(

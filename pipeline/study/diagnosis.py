@@ -11,9 +11,9 @@ import numpy as np
 import torch
 
 from pipeline.core.batching import make_batch
-from pipeline.core.decoding import greedy_cached, seed_test_draws, teacher_forced
-from pipeline.core.tokens import BOS, DIGITS
-from pipeline.study.sets import longest_input
+from pipeline.core.decoding import greedy_accuracy, greedy_cached, seed_test_draws, teacher_forced
+from pipeline.model.config import longest_source
+from pipeline.tokens import BOS, DIGITS
 
 # What the diagnosis keeps of each trained variant (the pipeline's checkpoints keep everything).
 VARIANT_DIAGNOSIS = (
@@ -49,23 +49,13 @@ def first_errors(pred, target):
     return {k: v / len(pred) for k, v in counts.items()}
 
 
-@torch.no_grad()
 def accuracy_by_length(model, tests, batch_size, device):
     """Greedy (key/value-cached) exact-sequence and digit accuracy at every length the model reads."""
     out = {}
     for n, source in tests.items():
-        if n > longest_input(model.config):
-            continue
-        seed_test_draws(n)
-        correct = []
-        for start in range(0, len(source), batch_size):
-            rows = np.asarray(source[start : start + batch_size])
-            src = torch.as_tensor(rows, dtype=torch.long, device=device)
-            target = torch.as_tensor(np.sort(rows, axis=1), dtype=torch.long, device=device)
-            correct.append((greedy_cached(model, src) == target).cpu())
-        correct = torch.cat(correct)
-        out[f"length_{n}_seq_acc"] = correct.all(1).float().mean().item()
-        out[f"length_{n}_digit_acc"] = correct.float().mean().item()
+        if n <= longest_source(model.config):
+            seq, digit = greedy_accuracy(model, source, batch_size, device)
+            out[f"length_{n}_seq_acc"], out[f"length_{n}_digit_acc"] = seq, digit
     return out
 
 

@@ -3,9 +3,8 @@ away from the length it was trained on, and which positional scheme and training
 model that does not.
 
 Each variant of `study.variants` is trained and tested by its own stage (`variant@<name>`,
-pipeline.study.variant): a positional scheme (model.positions) trained on the lesson's length
-(`<positions>_fixed`: study.fixed_lengths) or on mixed lengths (`<positions>_mixed`:
-study.train_lengths). This stage tests the pipeline's own checkpoints (models/, the row `pipeline`)
+pipeline.study.variant): a positional scheme and attention with the study's recipe and whatever
+values the variant changes. This stage tests the pipeline's own checkpoints (models/, the row `pipeline`)
 on the same test sets (pipeline.study.sets), diagnoses them at `study.diagnosis_lengths`
 (pipeline.study.diagnosis), and gathers every variant into one table, the bar's verdict and the
 files the report draws.
@@ -19,53 +18,42 @@ from pathlib import Path
 
 import torch
 
-from pipeline.core.data import TRAIN_PATH, load_npz, row_keys
-from pipeline.core.tokens import DIGITS
-from pipeline.core.training import MODELS_DIR, resolve_device
+from pipeline.core.data import load_npz, row_keys
+from pipeline.core.params import Params
 from pipeline.infra import files
-from pipeline.infra.checkpoint import checkpoint_path, load_checkpoint
+from pipeline.infra.device import resolve_device
 from pipeline.infra.errors import PipelineError
-from pipeline.infra.params import Params
+from pipeline.infra.metrics import detail_dir
 from pipeline.infra.pool import run_jobs
 from pipeline.infra.stats import across_seeds
 from pipeline.infra.tables import csv_text
+from pipeline.model.checkpoint import checkpoint_path, load_checkpoint
+from pipeline.model.config import longest_source
 from pipeline.study.diagnosis import accuracy_by_length, diagnose, mean_over_seeds
-from pipeline.study.ranking import best_variant
-from pipeline.study.sets import longest_input, study_test_sets
+from pipeline.study.ranking import bar_key, bar_lengths, best_variant
+from pipeline.study.sets import study_test_sets
 from pipeline.study.text import diagnosis_text
-from pipeline.study.variant import variant_params, variant_path
-
-METRICS_PATH = "metrics/study.json"
-OUT_DIR = Path("metrics/study")
-# The length study's bar: >= 99 % exact sequences at every length 1-20 (mean over seeds), no seed below 98 %
-BAR, BAR_LENGTHS, SEED_FLOOR = 0.99, range(1, 21), 0.98
+from pipeline.study.variant import variant_description
+from pipeline.tokens import DIGITS
 
 
-def test_checkpoint(seed, tests, batch_size, device, diagnosis_lengths):
+def test_checkpoint(path, tests, batch_size, device, diagnosis_lengths):
     """Worker: one of the pipeline's checkpoints, tested at every length and diagnosed."""
     torch.set_num_threads(1)
-    model = load_checkpoint(checkpoint_path(MODELS_DIR, seed), device)[0]
+    model = load_checkpoint(path, device)[0]
     accuracy = accuracy_by_length(model, tests, batch_size, device)
     model.cpu()
-    readable = [n for n in diagnosis_lengths if n <= longest_input(model.config)]
+    readable = [n for n in diagnosis_lengths if n <= longest_source(model.config)]
     return accuracy, {str(n): diagnose(model, tests[n]) for n in readable}
 
 
-def load_variant(params: Params, variant):
+def load_variant(params: Params, variant, path):
     """A variant's record as its stage wrote it, checked against what the parameters now ask for."""
-    path = variant_path(variant)
     try:
-        record = json.loads(path.read_text())
+        record = json.loads(Path(path).read_text())
     except FileNotFoundError:
         raise PipelineError(f"{path} is missing: run `dvc repro variant@{variant}`") from None
-    recipe = variant_params(params, variant)
-    expected = {
-        "positions": recipe.model.positions,
-        "attention": recipe.model.attention,
-        "train_lengths": list(recipe.data.train_lengths),
-        "steps": recipe.train.steps,
-        "seeds": list(recipe.train.seeds),
-    }
+    expected = variant_description(params, variant)
     stale = [k for k, v in expected.items() if record.get(k) != v]
     if stale:
         raise PipelineError(
@@ -75,31 +63,33 @@ def load_variant(params: Params, variant):
     return record
 
 
-def summarise(per_seed, lengths):
+def summarise(per_seed, lengths, bar):
     """Flat metrics of one variant from {seed: results}: each length's mean, std and seed values, the
-    worst length of 1-20 and whether it clears the bar, and the mean beyond 20."""
+    worst length of the bar's and whether it clears the bar (study.bar), and the mean beyond."""
     first = next(iter(per_seed.values()))
     keys = [k for n in lengths for k in (f"length_{n}_seq_acc", f"length_{n}_digit_acc") if k in first]
     out = across_seeds(per_seed, keys)
     tested = [n for n in lengths if f"length_{n}_seq_acc" in out]
-    worst = min((n for n in tested if n in BAR_LENGTHS), key=lambda n: out[f"length_{n}_seq_acc"])
-    out["min_seq_acc_1_20"] = out[f"length_{worst}_seq_acc"]
-    out["worst_length_1_20"] = worst
-    bar_keys = {f"length_{n}_seq_acc" for n in BAR_LENGTHS}
-    seeds_1_20 = [v for k, v in out.items() if "_seed" in k and k.split("_seed")[0] in bar_keys]
-    out["min_seed_seq_acc_1_20"] = min(seeds_1_20, default=0.0)  # the bar's floor for any one seed
+    within = bar_lengths(bar)
+    worst = min((n for n in tested if n in within), key=lambda n: out[f"length_{n}_seq_acc"])
+    lowest, floor = bar_key(bar, "min_seq_acc"), bar_key(bar, "min_seed_seq_acc")
+    out[lowest] = out[f"length_{worst}_seq_acc"]
+    out[bar_key(bar, "worst_length")] = worst
+    in_bar = {f"length_{n}_seq_acc" for n in within}
+    seed_values = [v for k, v in out.items() if "_seed" in k and k.split("_seed")[0] in in_bar]
+    out[floor] = min(seed_values, default=0.0)  # the bar's floor for any one seed
     out["meets_bar"] = (
-        set(BAR_LENGTHS) <= set(tested)
-        and out["min_seq_acc_1_20"] >= BAR
-        and out["min_seed_seq_acc_1_20"] >= SEED_FLOOR
+        set(within) <= set(tested) and out[lowest] >= bar.accuracy and out[floor] >= bar.seed_floor
     )
-    reach = 0  # the longest L with every length 1..L at the bar
-    while reach + 1 in tested and out[f"length_{reach + 1}_seq_acc"] >= BAR:
+    reach = within.start - 1  # the longest L with every length of the bar's first..L at the bar
+    while reach + 1 in tested and out[f"length_{reach + 1}_seq_acc"] >= bar.accuracy:
         reach += 1
     out["bar_up_to_length"] = reach
-    beyond = [n for n in tested if n > BAR_LENGTHS.stop - 1]
+    beyond = [n for n in tested if n > within.stop - 1]
     if beyond:
-        out[f"mean_seq_acc_21_{max(beyond)}"] = statistics.fmean(out[f"length_{n}_seq_acc"] for n in beyond)
+        out[f"mean_seq_acc_{within.stop}_{max(beyond)}"] = statistics.fmean(
+            out[f"length_{n}_seq_acc"] for n in beyond
+        )
     return out
 
 
@@ -153,23 +143,24 @@ def rank_table(diagnosis):
     return csv_text(rows, ["length", "step", *columns], float_format="%.4f")
 
 
-def run_study(params: Params, workers=None):
+def run_study(params: Params, models_dir, train_path, variants_dir, workers=None):
     """Every variant's metrics and the diagnosis; returns (metrics, outputs by file name)."""
     s, device = params.study, resolve_device(params.train.device)
     lengths = list(range(1, s.max_length + 1))
     tests, overlap = study_test_sets(params)
-    records = {v: load_variant(params, v) for v in s.variants}
+    records = {v: load_variant(params, v, Path(variants_dir) / f"{v}.json") for v in s.variants}
 
     # What the train stage recorded in the checkpoints: their configuration, lengths and steps.
-    pipeline_model, record = load_checkpoint(checkpoint_path(MODELS_DIR, params.train.seeds[0]))
+    pipeline_model, record = load_checkpoint(checkpoint_path(models_dir, params.train.seeds[0]))
     pipeline_lengths = record.get("train_lengths", list(params.data.train_lengths))  # older checkpoints
-    pipeline_train = load_npz(TRAIN_PATH, ["source", "lengths"])
+    pipeline_train = load_npz(train_path, ["source", "lengths"])
     pipeline_keys = set(row_keys(pipeline_train["source"], pipeline_train["lengths"]))
     pipeline_overlap = sum(
         k in pipeline_keys for n, src in tests.items() for k in row_keys(src, [n] * len(src))
     )
     jobs = [
-        (seed, tests, params.evaluate.batch_size, device, s.diagnosis_lengths) for seed in params.train.seeds
+        (checkpoint_path(models_dir, seed), tests, params.evaluate.batch_size, device, s.diagnosis_lengths)
+        for seed in params.train.seeds
     ]
     start = time.perf_counter()
     checked = dict(zip(params.train.seeds, run_jobs(test_checkpoint, jobs, workers), strict=True))
@@ -184,7 +175,7 @@ def run_study(params: Params, workers=None):
     variants = ["pipeline", *s.variants]
     metrics, summaries = {}, {}
     for v in variants:
-        summary = summarise({seed: r for (name, seed), r in per_seed.items() if name == v}, lengths)
+        summary = summarise({seed: r for (name, seed), r in per_seed.items() if name == v}, lengths, s.bar)
         summaries[v] = summary
         metrics.update({f"{v}_{k}": val for k, val in summary.items()})
     metrics["bar_met"] = any(summaries[v]["meets_bar"] for v in s.variants)
@@ -202,7 +193,7 @@ def run_study(params: Params, workers=None):
             },
             **{
                 v: {k: rec[k] for k in ("positions", "attention", "train_lengths", "steps", "seeds")}
-                | {"source": f"{variant_path(v)} (stage variant@{v})"}
+                | {"source": f"{Path(variants_dir) / f'{v}.json'} (stage variant@{v})"}
                 for v, rec in records.items()
             },
         },
@@ -215,14 +206,14 @@ def run_study(params: Params, workers=None):
             for n in lengths
         },
         "bar": {
-            "accuracy": BAR,
-            "seed_floor": SEED_FLOOR,
-            "lengths": [BAR_LENGTHS.start, BAR_LENGTHS.stop - 1],
+            "accuracy": s.bar.accuracy,
+            "seed_floor": s.bar.seed_floor,
+            "lengths": list(s.bar.lengths),
             "met_by": [v for v in s.variants if summaries[v]["meets_bar"]],
         },
     }
     diagnosis_json = {
-        "models": f"{MODELS_DIR}/seed_*.pt",
+        "models": f"{models_dir}/seed_*.pt",
         "seeds": list(params.train.seeds),
         "trained_lengths": list(pipeline_lengths),
         "test_sequences": {str(n): len(tests[n]) for n in s.diagnosis_lengths},
@@ -244,22 +235,23 @@ def run_study(params: Params, workers=None):
     return metrics, outputs
 
 
-def headline(metrics, variants):
+def headline(metrics, variants, bar):
     """What `dvc exp show` compares: the best variant, how far it reaches, the bar, the lesson's model."""
-    best = best_variant(metrics, variants)
+    best, lowest = best_variant(metrics, variants, bar), bar_key(bar, "min_seq_acc")
     return {
         "best_variant": best,
-        "best_min_seq_acc_1_20": metrics[f"{best}_min_seq_acc_1_20"],
+        f"best_{lowest}": metrics[f"{best}_{lowest}"],
         "best_bar_up_to_length": metrics[f"{best}_bar_up_to_length"],
         "bar_met": metrics["bar_met"],
-        "pipeline_min_seq_acc_1_20": metrics["pipeline_min_seq_acc_1_20"],
+        f"pipeline_{lowest}": metrics[f"pipeline_{lowest}"],
     }
 
 
-def write_outputs(metrics, outputs, variants):
+def write_outputs(metrics, outputs, variants, bar, metrics_path):
     """All outputs at once: the directory (every number in summary.json) is written aside and moved
     into place, then the headline."""
-    staging = files.staging_dir(OUT_DIR)
+    out_dir = detail_dir(metrics_path)
+    staging = files.staging_dir(out_dir)
     outputs = {**outputs, "summary.json": metrics}
     try:
         for name, content in outputs.items():
@@ -267,7 +259,7 @@ def write_outputs(metrics, outputs, variants):
                 files.write_text(staging / name, content)
             else:
                 files.write_json(staging / name, content)
-        files.replace_dir(staging, OUT_DIR)
-        files.write_json(METRICS_PATH, headline(metrics, variants))
+        files.replace_dir(staging, out_dir)
+        files.write_json(metrics_path, headline(metrics, variants, bar))
     finally:
         shutil.rmtree(staging, ignore_errors=True)

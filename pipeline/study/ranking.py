@@ -1,12 +1,34 @@
-"""How the study's variants rank: by how far from length 1 they sort at the bar, then by their worst
-accuracy on the bar's lengths. Pure functions of the study's flat metrics."""
+"""The bar and how the study's variants rank against it: by how far from the bar's first length they
+sort at the bar, then by their worst accuracy on the bar's lengths. Pure functions of the study's
+flat metrics and study.bar."""
+
+from pipeline.core.params import BarParams
 
 
-def standing(metrics, variant):
-    """The key to rank by: the lengths from 1 the variant sorts at the bar, then its worst accuracy
-    on the bar's lengths."""
-    return metrics[f"{variant}_bar_up_to_length"], metrics[f"{variant}_min_seq_acc_1_20"]
+def bar_key(bar, name):
+    """A metric's name for the bar's lengths: ("min_seq_acc", lengths 1-20) -> "min_seq_acc_1_20"."""
+    low, high = bar.lengths
+    return f"{name}_{low}_{high}"
 
 
-def best_variant(metrics, variants):
-    return max(variants, key=lambda v: standing(metrics, v))
+def bar_lengths(bar):
+    low, high = bar.lengths
+    return range(low, high + 1)
+
+
+def standing(metrics, variant, bar):
+    """The key to rank by: the lengths the variant sorts at the bar, then its worst accuracy on the
+    bar's lengths."""
+    return metrics[f"{variant}_bar_up_to_length"], metrics[f"{variant}_{bar_key(bar, 'min_seq_acc')}"]
+
+
+def best_variant(metrics, variants, bar):
+    return max(variants, key=lambda v: standing(metrics, v, bar))
+
+
+def recorded_bar(record):
+    """The bar as the study recorded it ({accuracy, lengths, seed_floor, ...}), for the functions
+    above."""
+    return BarParams(
+        accuracy=record["accuracy"], lengths=tuple(record["lengths"]), seed_floor=record["seed_floor"]
+    )

@@ -8,8 +8,8 @@ variant's results, cached by DVC, stay valid when the lesson's data or recipe ch
 import numpy as np
 
 from pipeline.core.data import draw_test_set, random_sources, row_keys, sorted_targets
-from pipeline.core.tokens import DIGITS
-from pipeline.infra.params import Params
+from pipeline.core.params import Params
+from pipeline.tokens import DIGITS
 
 
 def every_sequence(length):
@@ -53,17 +53,11 @@ def tested_lengths(params: Params):
 def study_test_sets(params: Params):
     """The study's test sets ({length: sources}) and their overlap with training ({length: count}).
 
-    They leave out every training sequence of both kinds of variant (fixed and mixed lengths), run or
-    not, so that every choice of study.variants is tested on the same sequences.
+    They leave out every training sequence of the study's own data (study.data, study.train), and
+    depend on nothing of study.variants, so that every variant is tested on the same sequences; a
+    variant that draws its own training rows has its overlap counted where it trains.
     """
     s = params.study
     size = s.train.steps * s.train.batch_size
-    train_keys = set()
-    for lengths in (s.fixed_lengths, s.train_lengths):
-        train_keys |= training_keys(training_set(lengths, size, s.seed))
+    train_keys = training_keys(training_set(s.data.train_lengths, size, s.seed))
     return make_test_sets(tested_lengths(params), s.test_size, s.seed, train_keys)
-
-
-def longest_input(config):
-    """The longest source a model reads: max_len, one less with positions bos (BOS opens it)."""
-    return config.max_len - (config.positions == "bos")

@@ -29,14 +29,15 @@ import pipeline  # first: the pin of the mode asked for (or, with PIPELINE_UNPIN
 import numpy as np
 import torch
 from pipeline.core.training import train_model
-from pipeline.infra.params import load_params
+from pipeline.core.params import load_params
 from pipeline.tools.benchmark.workload import training_rows, with_steps
 
 steps, warmup = int(sys.argv[1]), int(sys.argv[2])
 torch.set_num_threads(1)
 params = with_steps(load_params(), steps)
 stamps = []
-train_model(params, 0, training_rows(params, steps), on_step=lambda *_: stamps.append(time.perf_counter()))
+on_step = lambda *_: stamps.append(time.perf_counter())
+train_model(params.model, params.train, 0, training_rows(params, steps), on_step=on_step)
 print(json.dumps({"capability": torch.backends.cpu.get_cpu_capability(),
                   "ms": [1000 * d for d in np.diff(stamps)[warmup:].tolist()]}))
 """

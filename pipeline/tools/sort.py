@@ -9,9 +9,9 @@ import argparse
 import torch
 
 from pipeline.core.decoding import greedy
-from pipeline.core.tokens import DIGITS
-from pipeline.infra.checkpoint import load_checkpoint
 from pipeline.infra.errors import PipelineError, stage_entry
+from pipeline.model.checkpoint import load_checkpoint
+from pipeline.tokens import DIGITS
 
 ASCII_DIGITS = "0123456789"[:DIGITS]
 
@@ -39,7 +39,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     path = args.checkpoint
     if path is None:
-        from pipeline.infra.params import load_params
+        from pipeline.core.params import load_params
 
         path = f"models/seed_{load_params().train.seeds[0]}.pt"
     model, record = load_checkpoint(path)

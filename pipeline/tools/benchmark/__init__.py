@@ -2,7 +2,7 @@
 machine, with warm-up, medians and quartiles:
 
 - our training step against torch.nn.Transformer of identical shape, both trained by train_model
-  (pipeline/probes/reference.py, train_step);
+  (pipeline/model/reference.py, train_step);
 - the FLOPs of one training step against this machine's measured float32 matmul peak (flops);
 - greedy decoding with the key/value cache against re-running the decoder, at lengths 10, 32, 64
   (cached_decoding);

@@ -1,11 +1,13 @@
 """Greedy decoding with the key/value cache against re-running the decoder, by output length."""
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import torch
 
+from pipeline.core import lesson
 from pipeline.core.decoding import greedy, greedy_cached
-from pipeline.infra.params import ModelParams
 from pipeline.model.transformer import Transformer
 from pipeline.tools.benchmark.timing import interleaved, spread_ms
 
@@ -16,7 +18,7 @@ def decoding_times(lengths, rows, rounds):
     """{length: (seconds of each decoder, whether both wrote the same tokens)}, output length = input
     length, on a default-shape model with random weights and room for the longest output plus BOS."""
     torch.manual_seed(0)
-    model = Transformer(ModelParams(max_len=max(lengths) + 1)).eval()
+    model = Transformer(dataclasses.replace(lesson.MODEL, max_len=max(lengths) + 1)).eval()
     times = {}
     for n in lengths:
         src = torch.randint(0, 10, (rows, n), generator=torch.Generator().manual_seed(n))

@@ -9,8 +9,8 @@ from concurrent.futures import ProcessPoolExecutor
 import pandas as pd
 import torch
 
+from pipeline.core.params import Params
 from pipeline.core.training import train_model
-from pipeline.infra.params import Params
 from pipeline.infra.pool import seed_workers
 from pipeline.tools.benchmark.timing import round_robin, spread
 from pipeline.tools.benchmark.workload import training_rows, with_steps
@@ -21,7 +21,7 @@ def train_seed_timed(params: Params, seed, data):
     torch.set_num_threads(1)  # as train_one_seed
     torch.use_deterministic_algorithms(True)
     start, cpu = time.perf_counter(), time.process_time()
-    train_model(params, seed, data)
+    train_model(params.model, params.train, seed, data)
     return time.perf_counter() - start, time.process_time() - cpu
 
 

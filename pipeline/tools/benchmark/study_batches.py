@@ -2,29 +2,30 @@
 lengths, with batches padded to their longest row against batches of one length (train_model's
 `batches`; study.train.batches picks one)."""
 
+import dataclasses
+
 import pandas as pd
 
-from pipeline.infra.params import Params
+from pipeline.core.params import Params, variant_recipe
 from pipeline.study.sets import training_set
-from pipeline.study.variant import variant_params
 from pipeline.tools.benchmark.timing import round_robin, spread_ms
 from pipeline.tools.benchmark.train_step import step_durations
-from pipeline.tools.benchmark.workload import with_steps
 
 
 def measure(params: Params, quick):
     """(metrics, table): per mixed-length variant, ms per step both ways and their ratio."""
     steps, rounds, warmup = (8, 1, 2) if quick else (40, 3, 5)
-    variants = [v for v in params.study.variants if "_mixed" in v][: 2 if quick else None]
+    mixed = [v for v in params.study.variants if len(variant_recipe(params, v)[2]) > 1]  # several lengths
+    variants = mixed[: 2 if quick else None]
     print(f"study batches: {rounds} rounds of {steps} steps, mixed against one length, per variant")
     rows, m = [], {}
     for variant in variants:
-        recipe = variant_params(params, variant)
-        recipe = with_steps(recipe, steps)
-        data = training_set(recipe.data.train_lengths, steps * recipe.train.batch_size * 4, 0)
+        config, recipe, lengths = variant_recipe(params, variant)
+        short = dataclasses.replace(params, model=config, train=dataclasses.replace(recipe, steps=steps))
+        data = training_set(lengths, steps * recipe.batch_size * 4, 0)
         times = {"mixed": [], "by_length": []}
         for b in round_robin(times, rounds):
-            times[b] += step_durations(recipe, data, {"batches": b})[warmup:]
+            times[b] += step_durations(short, data, {"batches": b})[warmup:]
         mixed, by_length = spread_ms(times["mixed"]), spread_ms(times["by_length"])
         ratio = mixed["median_ms"] / by_length["median_ms"]
         rows.append(

@@ -2,7 +2,7 @@
 
 import torch
 
-from pipeline.infra.params import Params
+from pipeline.core.params import load_params
 from pipeline.tools.benchmark import (
     cached_decoding,
     flops,
@@ -39,7 +39,7 @@ def run(quick=False):
     steps, rounds and rows, whose numbers mean little."""
     torch.set_num_threads(1)  # as the train and evaluate stages run
     load_before = machine.check_load_at_start()
-    params = Params()
+    params = load_params()
     m, tables = {}, {}
     # 1. the training step, ours against nn.Transformer of the same shape
     step_metrics, tables["train_step"] = train_step.measure(params, quick)

@@ -4,9 +4,10 @@ import numpy as np
 import pandas as pd
 import torch
 
+from pipeline.core import lesson
 from pipeline.core.decoding import beam_search, greedy, greedy_cached
 from pipeline.core.evaluation import evaluate_model
-from pipeline.infra.params import ModelParams, Params
+from pipeline.core.params import Params
 from pipeline.model.transformer import Transformer
 from pipeline.tools.benchmark.timing import interleaved, spread_ms
 from pipeline.tools.benchmark.workload import synthetic_data
@@ -26,7 +27,7 @@ def decoders(rows, beam_size, alpha):
     """{name: fn} decoding `rows` sequences in one batch as evaluate runs: each decoder, and
     evaluate_model's per-seed pass (cached greedy, teacher forcing and beam search)."""
     torch.manual_seed(0)
-    model = Transformer(ModelParams()).eval()
+    model = Transformer(lesson.MODEL).eval()
     source = synthetic_data(rows, LENGTH, seed=1)["source"]
     src = torch.as_tensor(source, dtype=torch.long)
     test = {f"source_{LENGTH}": source, f"target_{LENGTH}": np.sort(source, axis=1)}

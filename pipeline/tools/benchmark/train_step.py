@@ -5,26 +5,45 @@ from functools import partial
 
 import numpy as np
 import pandas as pd
+import torch
 
+from pipeline.core.params import Params
 from pipeline.core.training import train_model
-from pipeline.infra.params import Params
+from pipeline.model.reference import ReferenceTransformer
 from pipeline.model.transformer import Transformer, count_parameters
-from pipeline.probes.reference import ReferenceTransformer
 from pipeline.tools.benchmark.timing import round_robin, spread_ms
 from pipeline.tools.benchmark.workload import training_rows, with_steps
+
+
+class ParameterAdam:
+    """torch.optim.Adam over each parameter, as a user writes it (`foreach` as torch takes it): the
+    comparison for the pipeline's flat Adam (pipeline.core.training.FlatAdam)."""
+
+    def __init__(self, model, recipe, foreach=False):
+        self.weights = list(model.parameters())
+        self.optimizer = torch.optim.Adam(
+            self.weights, lr=recipe.lr, betas=recipe.betas, eps=recipe.eps, foreach=foreach
+        )
+
+    def zero_grad(self):
+        self.optimizer.zero_grad(set_to_none=True)
+
+    def release(self):
+        pass  # each parameter owned its storage throughout
+
 
 # name in the table: (JSON key, train_model's options)
 IMPLEMENTATIONS = {
     "ours": ("ours", {}),  # the pipeline's own training, flat Adam
-    "ours, per-parameter Adam": ("ours_per_parameter_adam", {"flat_adam": False}),
-    "nn.Transformer": ("reference", {"build_model": ReferenceTransformer, "flat_adam": False}),
+    "ours, per-parameter Adam": ("ours_per_parameter_adam", {"optimizer": ParameterAdam}),
+    "nn.Transformer": ("reference", {"build_model": ReferenceTransformer, "optimizer": ParameterAdam}),
     "nn.Transformer, foreach Adam": (
         "reference_foreach_adam",
-        {"build_model": ReferenceTransformer, "flat_adam": False, "foreach": True},
+        {"build_model": ReferenceTransformer, "optimizer": partial(ParameterAdam, foreach=True)},
     ),
     "nn.Transformer, stock dropout": (
         "reference_stock_dropout",
-        {"build_model": partial(ReferenceTransformer, stock=True), "flat_adam": False},
+        {"build_model": partial(ReferenceTransformer, stock=True), "optimizer": ParameterAdam},
     ),
 }
 
@@ -32,7 +51,8 @@ IMPLEMENTATIONS = {
 def step_durations(params: Params, data, options):
     """Seconds of every training step after the first, from the loop's own on_step call."""
     stamps = []
-    train_model(params, 0, data, on_step=lambda *_: stamps.append(time.perf_counter()), **options)
+    on_step = lambda *_: stamps.append(time.perf_counter())  # noqa: E731
+    train_model(params.model, params.train, 0, data, on_step=on_step, **options)
     return np.diff(stamps).tolist()
 
 

@@ -5,7 +5,7 @@ from dataclasses import replace
 import numpy as np
 
 from pipeline.core.data import random_sources, sorted_targets
-from pipeline.infra.params import Params
+from pipeline.core.params import Params
 
 
 def synthetic_data(rows, length, seed=0):

@@ -17,18 +17,16 @@ from pathlib import Path
 import torch
 
 from pipeline.infra import files
-from pipeline.infra.params import as_dict
+from pipeline.infra.rules import as_dict
 
 RESUME_DIR = Path("runs/resume")
 
 
-def fingerprint(params, seed, rows):
+def fingerprint(config, recipe, seed, rows):
     """What the training state depends on: model, recipe, data size and seed (not the device or
     how often progress is printed or saved)."""
-    recipe = {
-        k: v for k, v in as_dict(params.train).items() if k not in ("device", "log_every", "resume_every")
-    }
-    what = {"model": as_dict(params.model), "train": recipe, "rows": rows, "seed": seed}
+    kept = {k: v for k, v in as_dict(recipe).items() if k not in ("device", "log_every", "resume_every")}
+    what = {"model": as_dict(config), "train": kept, "rows": rows, "seed": seed}
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
 
 
@@ -68,9 +66,10 @@ class Resume:
         self.path.unlink(missing_ok=True)
 
 
-def for_seed(params, seed, rows, directory=RESUME_DIR):
-    """The seed's Resume when train.resume_every is set, else None."""
-    every = params.train.resume_every
-    if every <= 0:
+def for_seed(config, recipe, seed, rows, directory=RESUME_DIR):
+    """The seed's Resume when the recipe's resume_every is set, else None."""
+    if recipe.resume_every <= 0:
         return None
-    return Resume(Path(directory) / f"seed_{seed}.pt", every, fingerprint(params, seed, rows))
+    return Resume(
+        Path(directory) / f"seed_{seed}.pt", recipe.resume_every, fingerprint(config, recipe, seed, rows)
+    )

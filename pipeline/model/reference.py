@@ -7,10 +7,10 @@ import math
 import torch
 from torch import nn
 
-from pipeline.core.tokens import VOCAB
-from pipeline.infra.params import ModelParams
+from pipeline.model.config import ModelConfig
 from pipeline.model.positions import sinusoidal_positions
 from pipeline.model.transformer import additive_mask, causal_mask
+from pipeline.tokens import VOCAB
 
 
 class ReferenceTransformer(nn.Module):
@@ -23,7 +23,7 @@ class ReferenceTransformer(nn.Module):
     weights and inside the FFN, as nn.Transformer(dropout=0.1) comes.
     """
 
-    def __init__(self, config: ModelParams, stock=False, vocab=VOCAB):
+    def __init__(self, config: ModelConfig, stock=False, vocab=VOCAB):
         super().__init__()
         c = self.config = config
         self.embedding = nn.Embedding(vocab, c.d_model)

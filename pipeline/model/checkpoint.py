@@ -6,11 +6,12 @@ from pathlib import Path
 
 import torch
 
-from pipeline.core.tokens import VOCAB
 from pipeline.infra import files
 from pipeline.infra.errors import ConfigError, DataError
-from pipeline.infra.params import ModelParams, as_dict, parse_section
+from pipeline.infra.rules import as_dict, parse_section
+from pipeline.model.config import ModelConfig, check_config, longest_source
 from pipeline.model.transformer import Transformer
+from pipeline.tokens import VOCAB
 
 FORMAT = 1
 
@@ -38,7 +39,8 @@ def load_checkpoint(path, device="cpu"):
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise DataError(f"{path} is not a checkpoint of this project (format {FORMAT})")
     try:
-        config = parse_section(ModelParams, payload["model"], f"{path}: model")
+        config = parse_section(ModelConfig, payload["model"], f"{path}: model")
+        check_config(f"{path}: model", config)
     except ConfigError as err:
         raise DataError(str(err)) from None
     if payload.get("vocab") != VOCAB:
@@ -56,7 +58,7 @@ def load_checkpoint(path, device="cpu"):
 
 def check_fits(model: Transformer, lengths, path):
     """Refuse data the checkpoint cannot read: sequences longer than its positions."""
-    longest = model.config.max_len - (model.config.positions == "bos")  # BOS opens a bos source
+    longest = longest_source(model.config)
     too_long = [n for n in lengths if n > longest]
     if too_long:
         raise DataError(

@@ -1,0 +1,53 @@
+"""The model's configuration: the fields of `model:` in params.yaml, each with the rule that checks
+it, the scheme names taken from the model's own tables (positions.SCHEMES, attention.WEIGHTS)."""
+
+from dataclasses import dataclass
+
+from pipeline.infra.errors import ConfigError
+from pipeline.infra.rules import ANY_FLOAT, POSITIVE_INT, float_in, one_of, per_kind, required
+from pipeline.model.attention import KINDS, WEIGHTS
+from pipeline.model.positions import SCHEMES
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The encoder-decoder of lesson 10 (paper section 3) and the length study's schemes."""
+
+    d_model: int = required(POSITIVE_INT)
+    heads: int = required(POSITIVE_INT)
+    layers: int = required(POSITIVE_INT)  # encoder and decoder layers each
+    d_ff: int = required(POSITIVE_INT)
+    dropout: float = required(float_in(0.0, 1.0))
+    norm: str = required(one_of("post", "pre"))
+    positions: str = required(one_of(*SCHEMES))
+    attention: str = required(per_kind(tuple(WEIGHTS), KINDS))  # one name, or one per kind
+    sigmoid_bias: float = required(ANY_FLOAT)  # sigmoid attention's learned b_h at the start
+    max_len: int = required(POSITIVE_INT)
+
+
+def longest_source(config):
+    """The longest source the model reads: max_len, less the rows a positions scheme adds (BOS)."""
+    return config.max_len - SCHEMES[config.positions].source_rows
+
+
+def check_heads(key, sizes):
+    """d_k = d_model / heads must be a whole number (`sizes` has d_model and heads)."""
+    if sizes.d_model % sizes.heads:
+        raise ConfigError(
+            f"{key}.d_model = {sizes.d_model} is not divisible by {key}.heads = {sizes.heads}: "
+            "each head needs d_k = d_model / heads"
+        )
+
+
+def check_config(key, config, train_lengths=()):
+    """Rules between fields: d_k = d_model / heads, sinusoids in (sin, cos) pairs, randomized
+    positions drawn from a range [0, max_len) larger than the longest training sequence."""
+    check_heads(key, config)
+    scheme = SCHEMES[config.positions]
+    if scheme.sinusoids and config.d_model % 2:
+        raise ConfigError(f"{key}.d_model = {config.d_model} must be even for {config.positions} positions")
+    if scheme.draws_positions and train_lengths and max(train_lengths) >= config.max_len:
+        raise ConfigError(
+            f"{key}.positions = randomized samples positions from [0, max_len) = [0, {config.max_len}): "
+            f"max_len must exceed the longest training length, {max(train_lengths)}"
+        )

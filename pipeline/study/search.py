@@ -1,0 +1,192 @@
+"""The length study's search: variants tried beyond the default study, every one recorded.
+
+Each row of the search's rows file (pipeline/study/search.yaml) is a named study variant, an entry
+as study.variants takes it (positions, attention, and any study.model, study.train or study.data
+value it changes), trained on its `seeds` (one: a screen; three: a confirmation), with `why` it was
+tried. Every row, failures included, goes to the search's results (metrics/search.json) as it
+finishes: its effective recipe, how far from length 1 it sorts at the bar, its accuracy at 20 and
+40, each seed's accuracy and diagnosis, and the `dvc exp run` that reproduces it as the pipeline's
+own study. A row already recorded with the same recipe is kept, not rerun, and a seed another row
+trained with the same recipe is reused, so an interrupted search resumes where it stopped.
+"""
+
+import dataclasses
+import json
+from pathlib import Path
+
+import yaml
+
+from pipeline.core.params import Params, parse_params, variant_recipe
+from pipeline.infra import files
+from pipeline.infra.errors import ConfigError
+from pipeline.infra.pool import run_jobs
+from pipeline.infra.rules import as_dict
+from pipeline.model.attention import uses_sigmoid_bias
+from pipeline.study.gather import summarise
+from pipeline.study.ranking import bar_key
+from pipeline.study.sets import study_test_sets
+from pipeline.study.variant import train_and_test
+
+ROW_KEYS = {"name", "variant", "seeds", "why"}
+
+
+def load_rows(path):
+    """The rows file: a list of {name, variant, seeds, why}, names unique."""
+    try:
+        rows = yaml.safe_load(Path(path).read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path} not found") from None
+    if not isinstance(rows, list):
+        raise ConfigError(f"{path}: expected a list of rows, got {type(rows).__name__}")
+    for row in rows:
+        if not isinstance(row, dict) or set(row) - ROW_KEYS or not {"name", "variant"} <= set(row):
+            raise ConfigError(f"{path}: a row has a name, a variant entry, seeds and why; got {row}")
+    names = [row["name"] for row in rows]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ConfigError(f"{path}: row names must be unique; repeated: {', '.join(repeated)}")
+    return rows
+
+
+def row_params(raw_params, row):
+    """params.yaml with the row as the study's one variant, trained on the row's seeds."""
+    raw = json.loads(json.dumps(raw_params))
+    entry = json.loads(json.dumps(row["variant"]))
+    entry.setdefault("train", {})["seeds"] = row.get("seeds", [0])
+    raw["study"]["variants"] = {row["name"]: entry}
+    return parse_params(raw)
+
+
+def command(row):
+    """The experiment that reproduces the row as a variant of the pipeline's own study (added to
+    study.variants, which trains that variant only)."""
+    entry = json.loads(json.dumps(row["variant"]))
+    entry.setdefault("train", {})["seeds"] = row.get("seeds", [0])
+    flow = yaml.safe_dump(entry, default_flow_style=True, width=1000, sort_keys=False).strip()
+    return f"dvc exp run -S '+study.variants.{row['name']}={flow}'"
+
+
+def recipe_of(params: Params, name):
+    """What the row trained: everything that decides its result (the sigmoid's bias only where some
+    attention is a sigmoid; not the seeds, which each seed's result stands for)."""
+    config, recipe, lengths = variant_recipe(params, name)
+    model = as_dict(config)
+    if not uses_sigmoid_bias(model["attention"]):
+        del model["sigmoid_bias"]
+    s = params.study
+    return {
+        "model": model,
+        "train": {k: v for k, v in as_dict(recipe).items() if k != "seeds"},
+        "train_lengths": list(lengths),
+        "test": {"max_length": s.max_length, "test_size": s.test_size, "seed": s.seed},
+    }
+
+
+def by_length(accuracy):
+    """{seed: {length: exact-sequence accuracy}} from each seed's flat accuracy metrics."""
+    return {
+        str(s): {int(k.split("_")[1]): v for k, v in a.items() if k.endswith("_seq_acc")}
+        for s, a in accuracy.items()
+    }
+
+
+def row_result(row, recipe, seeds, bar, trained):
+    """One row of the results from each seed's training result (accuracy by length, diagnosis)."""
+    accuracy = {s: {k: v for k, v in trained[s]["accuracy"].items() if k.endswith("_seq_acc")} for s in seeds}
+    summary = summarise(accuracy, range(1, recipe["test"]["max_length"] + 1), bar)
+    result = {
+        "name": row["name"],
+        "variant": row["variant"],
+        "seeds": list(seeds),
+        "why": row.get("why", ""),
+        "recipe": recipe,
+        "command": command(row),
+        "reach": summary["bar_up_to_length"],
+        "acc_20": summary.get("length_20_seq_acc"),
+        "acc_40": summary.get("length_40_seq_acc"),
+        "min_seed": summary[bar_key(bar, "min_seed_seq_acc")],
+        "meets_bar": summary["meets_bar"],
+        "accuracy": by_length(accuracy),
+    }
+    for key in ("accuracy_plain_positions", "diagnosis"):
+        if all(key in trained[s] for s in seeds):
+            found = {s: trained[s][key] for s in seeds}
+            result[key] = (
+                by_length(found) if key.startswith("accuracy") else {str(s): d for s, d in found.items()}
+            )
+    return result
+
+
+def read_results(path):
+    path = Path(path)
+    return json.loads(path.read_text())["rows"] if path.exists() else []
+
+
+def seed_key(recipe, seed):
+    return json.dumps([recipe, int(seed)], sort_keys=True)
+
+
+def recorded_seeds(done):
+    """What recorded rows already trained, per (recipe, seed): accuracy and, where kept, diagnosis."""
+    seeds = {}
+    for r in done.values():
+        for s, acc in r["accuracy"].items():
+            seeds[seed_key(r["recipe"], s)] = {
+                "accuracy": {f"length_{n}_seq_acc": a for n, a in acc.items()},
+                **({"diagnosis": r["diagnosis"][s]} if "diagnosis" in r else {}),
+            }
+    return seeds
+
+
+def run_search(raw_params, rows, path, workers=None):
+    """Train and test every row not yet recorded with its recipe; save after each row."""
+    done = {r["name"]: r for r in read_results(path)}
+    trained = recorded_seeds(done)
+    plan, jobs, planned = [], [], {}
+    bar = parse_params(raw_params).study.bar
+    for row in rows:
+        params = row_params(raw_params, row)
+        recipe, seeds = recipe_of(params, row["name"]), [int(s) for s in row.get("seeds", [0])]
+        old = done.get(row["name"])
+        if old and old["recipe"] == recipe and old["seeds"] == seeds:
+            continue
+        config, train_recipe, lengths = variant_recipe(params, row["name"])
+        tests, _ = study_test_sets(params)
+        shared = (tests, params.study.seed, params.study.diagnosis_lengths, params.evaluate.batch_size)
+        where = {}
+        for s in seeds:
+            key = seed_key(recipe, s)
+            if key in planned:
+                where[s] = planned[key]
+            elif key not in trained:
+                where[s] = planned[key] = len(jobs)
+                jobs.append(
+                    (config, dataclasses.replace(train_recipe, seeds=(s,)), lengths, row["name"], s, *shared)
+                )
+        plan.append((row, recipe, seeds, where))
+    print(f"search: {len(plan)} rows to run ({len(jobs)} seeds to train), {len(rows) - len(plan)} recorded")
+    order = [r["name"] for r in rows]
+
+    def save(row, recipe, seeds, where, finished):
+        results = {s: finished[where[s]] if s in where else trained[seed_key(recipe, s)] for s in seeds}
+        done[row["name"]] = r = row_result(row, recipe, seeds, bar, results)
+        kept = [done[n] for n in order if n in done]
+        files.write_json(path, {"bar": as_dict(bar), "rows": kept})
+        print(
+            f"search: {row['name']} seeds {seeds}: reach {r['reach']}, "
+            f"at 20 {100 * (r['acc_20'] or 0):.1f} %, at 40 {100 * (r['acc_40'] or 0):.1f} %",
+            flush=True,
+        )
+
+    finished = {}
+
+    def on_result(index, result):
+        finished[index] = result
+        for row, recipe, seeds, where in plan:
+            if where and max(where.values()) == index:
+                save(row, recipe, seeds, where, finished)
+
+    for row, recipe, seeds, where in plan:  # rows whose every seed was trained by another row
+        if not where:
+            save(row, recipe, seeds, where, finished)
+    run_jobs(train_and_test, jobs, workers, on_result=on_result)
