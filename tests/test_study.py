@@ -12,11 +12,9 @@ from pipeline.infra import files
 from pipeline.infra.errors import ConfigError, PipelineError
 from pipeline.model.attention import WEIGHTS
 from pipeline.model.positions import SCHEMES
-from pipeline.report.study_section import section
 from pipeline.study.diagnosis import first_errors
 from pipeline.study.gather import length_table, load_variant, summarise
 from pipeline.study.sets import every_sequence, make_test_sets
-from pipeline.study.text import diagnosis_text
 from tests.conftest import model_config
 from tests.test_params import DEFAULT, with_value
 
@@ -151,38 +149,14 @@ def test_summary_and_bar():
     assert table[0] == "length,a,a_std,a_min,a_max" and table[1].startswith("1,0.999900,0.000000")
 
 
-def test_the_words_follow_the_numbers():
-    def length(n, speed, ends9):
-        return {
-            "seq_acc": 0.5,
-            "sorted": 1.0,
-            "missing_digit": 0.9 if n < 10 else 0.0,
-            "extra_digit": 0.0,
-            "starts_with_0_given_no_0": 0.0,
-            "ends_with_9_given_no_9": ends9,
-            "rank_speed": speed,
-            "attention_speed": speed,
-            "acc_by_position": [1.0] * n,
-        }
+def test_repeat_heavy_rows_hold_many_copies_of_one_digit():
+    from pipeline.study.sets import training_set
 
-    diag = {
-        "seeds": [0, 1],
-        "trained_lengths": [10],
-        "lengths": {"6": length(6, 0.6, 0.0), "14": length(14, 1.4, 0.8)},
-    }
-    text = diagnosis_text(diag)
-    assert "0.60 at 6" in text and "1.40 at 14" in text and "80.0 % at 14 (present)" in text
-    assert "Shorter inputs (6)" in text and "Longer inputs (14)" in text
-    metrics = {"v_length_1_seq_acc": 1.0, "v_length_1_seq_acc_std": 0.0, "v_min_seq_acc_1_20": 1.0}
-    metrics |= {"v_worst_length_1_20": 1, "v_meets_bar": False, "v_bar_up_to_length": 1}
-    meta = {
-        "variants": {"v": {"positions": "bos", "train_lengths": [1, 2, 3], "steps": 5, "seeds": [0]}},
-        "bar": {"accuracy": 0.99, "lengths": [1, 20], "seed_floor": 0.98},
-    }
-    lines = "\n".join(section(metrics, meta, text))
-    assert "## Length generalisation" in lines and "| 1 | **100.0 ± 0.0** |" in lines
-    assert "| 2 | – |" in lines and "| 4 | – |" in lines  # untested lengths
-    assert "**Bar not met**" in lines
+    plain, heavy = training_set([10], 2000, 0), training_set([10], 2000, 0, repeats=0.5)
+    copies = lambda d: [max(list(row).count(x) for x in range(10)) for row in d["source"]]  # noqa: E731
+    assert sum(c >= 5 for c in copies(heavy)) > 5 * sum(c >= 5 for c in copies(plain))
+    assert (heavy["target"] == np.sort(heavy["source"], axis=1)).all()
+    assert (training_set([10], 2000, 0)["source"] == plain["source"]).all()  # no share: the same rows
 
 
 def test_a_study_variant_trains_from_the_studys_own_recipe():

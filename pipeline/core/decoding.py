@@ -93,6 +93,12 @@ def beam_search(model, src, beam_size=4, alpha=0.6, out_len=None, src_mask=None)
     return history[torch.arange(B, device=src.device), final.argmax(1)]
 
 
+def shifted_targets(src):
+    """The decoder's input under teacher forcing: BOS, then the sorted source shifted right."""
+    target = src.sort(-1).values
+    return torch.cat([torch.full_like(target[:, :1], BOS), target[:, :-1]], dim=1)
+
+
 @torch.no_grad()
 def teacher_forced(model, src, tgt_in, src_mask=None):
     """Each position's most probable token when the decoder reads the correct answer so far."""

@@ -11,6 +11,7 @@ from pipeline.core.decoding import (
     greedy,
     greedy_cached,
     seed_test_draws,
+    shifted_targets,
     teacher_forced,
 )
 from pipeline.core.lesson import EXAMPLE_INPUT
@@ -24,41 +25,35 @@ HEADLINE = ("greedy_seq_acc", "greedy_seq_acc_std", "tf_seq_acc", "beam_seq_acc"
 HEADLINE_PATTERN = r"length_\d+_seq_acc"  # and the greedy accuracy at every tested length
 
 
-def decode_set(model, source, target, batch_size, device, beam_size=4, length_penalty=0.6):
-    """Greedy (key/value-cached: the same tokens as re-running the decoder), teacher-forced and
-    beam-search predictions for one test set of equal-length rows."""
-    greedy_out, forced_out, beam_out = [], [], []
+def decode_set(model, source, batch_size, device, decoders):
+    """Each of `decoders` ({name: fn(model, src) -> (B, T) tokens}) on one test set of equal-length
+    rows, `batch_size` rows at a time: {name: (rows, T) tokens}."""
+    out = {name: [] for name in decoders}
     for start in range(0, len(source), batch_size):
-        rows = slice(start, start + batch_size)
-        lengths = np.full(len(source[rows]), source.shape[1])
-        batch = make_batch(source[rows], target[rows], lengths, device)
-        greedy_out.append(greedy_cached(model, batch.src))
-        forced_out.append(teacher_forced(model, batch.src, batch.tgt_in))
-        beam_out.append(beam_search(model, batch.src, beam_size, length_penalty))
-    return torch.cat(greedy_out).cpu(), torch.cat(forced_out).cpu(), torch.cat(beam_out).cpu()
+        src = torch.as_tensor(np.asarray(source[start : start + batch_size]), dtype=torch.long, device=device)
+        for name, decode in decoders.items():
+            out[name].append(decode(model, src).cpu())
+    return {name: torch.cat(parts) for name, parts in out.items()}
 
 
-def evaluate_model(model, test, lengths, batch_size, device, beam_size=4, length_penalty=0.6):
-    """Per length: greedy, teacher-forcing and beam-search accuracies, and the failing rows of greedy."""
+def evaluate_model(model, test, lengths, batch_size, device, trained=(), beam_size=4, length_penalty=0.6):
+    """Per length, greedy accuracy and the failing rows of greedy; at the `trained` lengths, where
+    the lesson's claims read them, teacher forcing and the paper's beam search too."""
     results, failures = {}, {}
     for n in lengths:
         source, target = test[f"source_{n}"], test[f"target_{n}"]
+        decoders = {"": greedy_cached}
+        if n in trained:
+            decoders["tf_"] = lambda m, src: teacher_forced(m, src, shifted_targets(src))
+            decoders["beam_"] = lambda m, src: beam_search(m, src, beam_size, length_penalty)
         seed_test_draws(n)
-        pred, forced, beam = decode_set(model, source, target, batch_size, device, beam_size, length_penalty)
+        outputs = decode_set(model, source, batch_size, device, decoders)
         target_t = torch.as_tensor(target, dtype=torch.long)
-        seq, digit = accuracy(pred, target_t)
-        tf_seq, tf_digit = accuracy(forced, target_t)
-        beam_seq, beam_digit = accuracy(beam, target_t)
-        results.update(
-            {
-                f"length_{n}_seq_acc": seq,
-                f"length_{n}_digit_acc": digit,
-                f"length_{n}_tf_seq_acc": tf_seq,
-                f"length_{n}_tf_digit_acc": tf_digit,
-                f"length_{n}_beam_seq_acc": beam_seq,
-                f"length_{n}_beam_digit_acc": beam_digit,
-            }
-        )
+        for name, pred in outputs.items():
+            results[f"length_{n}_{name}seq_acc"], results[f"length_{n}_{name}digit_acc"] = accuracy(
+                pred, target_t
+            )
+        pred = outputs[""]
         wrong = (pred != target_t).any(1).nonzero().flatten().tolist()
         failures[n] = [(source[i].tolist(), pred[i].tolist(), target[i].tolist()) for i in wrong]
     return results, failures
@@ -75,8 +70,9 @@ def evaluate_seed(params, seed, test, models_dir):
     path = checkpoint_path(models_dir, seed)
     model, _ = load_checkpoint(path, device)
     check_fits(model, lengths, path)
+    trained = [n for n in lengths if n in params.data.train_lengths] or list(lengths)
     results, failures = evaluate_model(
-        model, test, lengths, ev.batch_size, device, ev.beam_size, ev.length_penalty
+        model, test, lengths, ev.batch_size, device, trained, ev.beam_size, ev.length_penalty
     )
     result = {**headline(results, params.data.train_lengths, lengths), **results}
     n = max(params.data.train_lengths) if max(params.data.train_lengths) in lengths else lengths[0]

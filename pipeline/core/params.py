@@ -27,6 +27,7 @@ from pipeline.infra.rules import (
 )
 from pipeline.model.attention import KINDS, WEIGHTS
 from pipeline.model.config import ModelConfig, check_config, check_heads, longest_source
+from pipeline.model.handset import check_fits
 from pipeline.model.positions import SCHEMES
 
 LENGTHS = list_of(POSITIVE_INT, "integers >= 1", unique=True)
@@ -80,6 +81,13 @@ class EvaluateParams:
 
 
 @dataclass(frozen=True)
+class NormParams:
+    """The pre-norm comparison: how many of train.seeds (the first) are retrained with the other norm."""
+
+    count: int = required(POSITIVE_INT)
+
+
+@dataclass(frozen=True)
 class ProbeParams:
     """Lesson 6's probes of residual connections and LayerNorm, on toy stacks and real models."""
 
@@ -108,6 +116,8 @@ class StudyTrainParams(Recipe):
 
     # by_length: each batch one length, no padding (1.20-1.27x a step); mixed: padded to the longest
     batches: str = required(one_of("by_length", "mixed"))
+    # random: the paper's initialisation; handset: the hand-set counting sort (model/handset.py)
+    init: str = required(one_of("random", "handset"))
 
 
 @dataclass(frozen=True)
@@ -115,6 +125,9 @@ class StudyDataParams:
     """How every variant's training rows are drawn."""
 
     train_lengths: tuple = required(LENGTHS)
+    # the share of rows drawn from k distinct digits (k uniform in 1..min(length, 10)), so that
+    # training holds as many copies of one digit as longer inputs do; 0: every digit uniform
+    repeats: float = required(float_in(0.0, 1.0))
 
 
 @dataclass(frozen=True)
@@ -187,6 +200,7 @@ class Params:
     model: ModelConfig = section()
     train: TrainParams = section()
     evaluate: EvaluateParams = section()
+    norm: NormParams = section()
     probe: ProbeParams = section()
     study: StudyParams = section()
 
@@ -201,9 +215,12 @@ def variant_recipe(params: Params, name):
     config = ModelConfig(
         **{**as_dict(s.model), **v.model, "positions": v.positions, "attention": v.attention}
     )
-    recipe = dataclasses.replace(s.train, **v.train)
-    data = dataclasses.replace(s.data, **v.data)
-    return config, recipe, data.train_lengths
+    return config, dataclasses.replace(s.train, **v.train), variant_data(params, name).train_lengths
+
+
+def variant_data(params: Params, name):
+    """How variant `name`'s training rows are drawn: study.data with its own values."""
+    return dataclasses.replace(params.study.data, **params.study.variants[name].data)
 
 
 def check_across(p: Params):
@@ -238,6 +255,8 @@ def check_across(p: Params):
                 f"{key} trains on length {max(lengths)}, beyond its max_len = {config.max_len}"
                 + (" less the BOS that opens the source" if longest_source(config) < config.max_len else "")
             )
+        if recipe.init == "handset":
+            check_fits(config, f"{key}: train.init")
         if recipe.batches == "by_length" and recipe.steps < len(lengths):
             raise ConfigError(
                 f"{key}: train.steps = {recipe.steps} is too few for train.batches = by_length: each of "

@@ -5,7 +5,8 @@ Each scheme is a small module called with the scaled scores (B, h, T_q, T_k) and
 `WEIGHTS` maps the names of `model.attention` to them: softmax is the paper's; log_length multiplies
 each query's scores by log n, n the keys it may look at (Chiang and Cholak, 2022); sigmoid weighs
 each key on its own, so attention sums (Ramapuram et al., 2024); none attends to nothing; split
-gives half the heads softmax, half sigmoid. `attention_kinds` reads that parameter, one name for
+gives half the heads softmax, half sigmoid; sigmoid_st rounds the sigmoid's gates to 0 or 1 going
+forward and keeps its gradient going back. `attention_kinds` reads that parameter, one name for
 every attention or one per kind (encoder self / decoder self / cross).
 """
 
@@ -13,7 +14,11 @@ import torch
 from torch import nn
 
 KINDS = ("encoder", "decoder", "cross")  # encoder self-attention, decoder self-attention, cross
-GATED = ("sigmoid", "split")  # the weights with a learned bias per head (model.sigmoid_bias): they add
+GATED = (
+    "sigmoid",
+    "sigmoid_st",
+    "split",
+)  # the weights with a learned bias per head (model.sigmoid_bias): they add
 
 
 def attention_kinds(attention):
@@ -74,11 +79,26 @@ class Sigmoid(nn.Module):
     def __init__(self, heads, sigmoid_bias):
         super().__init__()
         self.bias = nn.Parameter(torch.full((heads, 1, 1), float(sigmoid_bias)))  # (h, 1, 1)
+        self.hard = False  # True: every gate rounded to 0 or 1 (the study's test of how it counts)
 
-    def forward(self, scores, mask):
+    def gates(self, scores, mask):
         if mask is not None:
             scores = scores + mask
         return torch.sigmoid(scores + self.bias.to(scores.dtype))
+
+    def forward(self, scores, mask):
+        soft = self.gates(scores, mask)
+        return (soft > 0.5).to(soft.dtype) if self.hard else soft
+
+
+class StraightThrough(Sigmoid):
+    """Gates that are 0 or 1 in the forward pass, sigmoid(score + b_h) rounded, with the sigmoid's
+    gradient in the backward pass (the straight-through estimator, Bengio et al., 2013): attention
+    sums whole keys, as a count does, while the bias and scores still learn."""
+
+    def forward(self, scores, mask):
+        soft = self.gates(scores, mask)
+        return soft + ((soft > 0.5).to(soft.dtype) - soft).detach()
 
 
 class Split(Sigmoid):
@@ -103,6 +123,7 @@ WEIGHTS = {
     "softmax": Softmax,
     "log_length": LogLength,
     "sigmoid": Sigmoid,
+    "sigmoid_st": StraightThrough,
     "split": Split,
     "none": NoAttention,
 }

@@ -4,9 +4,12 @@ Parameter counts, shapes, the causal-mask test of the MultiHead demo, the shared
 of the code, not of training, recorded so the report can set them against the lesson.
 """
 
+from pathlib import Path
+
 import numpy as np
 import torch
 from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
 
 from pipeline.core.batching import make_batch
 from pipeline.model.config import ModelConfig
@@ -72,6 +75,7 @@ def paper_width_checks(seed=0):
     return {
         "paper_width_output_shapes": shapes,
         "paper_width_params": count(layer),
+        "paper_width_params_by_length": [count(layer)] * len(shapes),  # the same module for every T
         "post_norm_differs_from_x_plus_norm": bool(not torch.allclose(paper, other, atol=1e-3)),
     }
 
@@ -89,7 +93,7 @@ def measure(config: ModelConfig, seed=0):
     dec_out = dec(written, memory, causal_mask(7), trace=trace)
     cross = trace[0].cross_attention  # (B, h, 7, 10): every written token over every input token
     _, self_weights = dec.attn(written, written, causal_mask(7), return_weights=True)
-    logits = model.decode(torch.tensor([[10]]), model.encode(torch.tensor([[1, 2, 3]])))
+    logits = model.decode(torch.tensor([[BOS]]), model.encode(torch.tensor([[1, 2, 3]])))
     embeddings = [m for m in model.modules() if isinstance(m, nn.Embedding)]
     norms = [m for m in model.modules() if isinstance(m, nn.LayerNorm)]
     return {
@@ -123,4 +127,44 @@ def measure(config: ModelConfig, seed=0):
         "layernorm_eps": norms[0].eps,
         **causal_mask_demo(c.d_model, c.heads, seed),
         **paper_width_checks(seed),
+        "residual_wrappers": len(enc.sub) + len(dec.sub),
+        "sublayers_mixing_positions": sum(mixes_positions(box, c.d_model) for box in boxes(enc, dec)),
+        "boxes_per_layer_pair": len(boxes(enc, dec)),
+        "attention_mults_heads_1_to_32": [attention_multiplications(c.d_model, h) for h in HEAD_COUNTS],
+        "lesson_layer_code_lines": lesson_code_lines(),
     }
+
+
+def boxes(enc, dec):
+    """Lesson 6's boxes of one encoder and one decoder layer, each as a function of a (B, T, d_model)
+    input: every sublayer (cross-attention reading its keys from the input) and every Add & Norm."""
+    found = [lambda x, a=enc.attn: a(x, x), enc.ffn]
+    found += [
+        lambda x, a=dec.attn: a(x, x, causal_mask(x.shape[1])),
+        lambda x, a=dec.cross: a(x[:, -1:], x),
+        dec.ffn,
+    ]
+    return found + [lambda x, s=sub: s.ln(x) for sub in (*enc.sub, *dec.sub)]
+
+
+def mixes_positions(box, d_model, length=6):
+    """Whether a box's output at the last position moves when only the other positions change."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(1, length, d_model, generator=g)
+    changed = x.clone()
+    changed[:, :-1] = torch.randn(1, length - 1, d_model, generator=g)
+    return not torch.allclose(box(x)[:, -1], box(changed)[:, -1])
+
+
+def attention_multiplications(d_model, heads, length=10):
+    """Floating-point operations of one self-attention at d_model and `heads` (torch's counter)."""
+    counter = FlopCounterMode(display=False)
+    with counter:
+        MultiHeadAttention(d_model, heads)(*(torch.zeros(1, length, d_model),) * 2)
+    return counter.get_total_flops()
+
+
+def lesson_code_lines():
+    """Non-blank lines of the lesson's listing of its layers, as printed (lesson10_layers.txt)."""
+    text = Path(__file__).with_name("lesson10_layers.txt").read_text()
+    return sum(1 for line in text.splitlines() if line.strip() and not line.startswith("#"))

@@ -4,32 +4,42 @@ metrics, never a model."""
 import json
 from pathlib import Path
 
-from pipeline.core import lesson
-from pipeline.report.inputs import memory_tokens, read_numbers, read_rows, read_tsv_column
+from pipeline.report.inputs import memory_tokens, read_numbers, read_rows
 from pipeline.report.style import plt, save
 
 
-def plot_loss(log_dir, train_metrics, path):
-    """Lesson 10, "La pérdida y su piso": every seed's loss and the label-smoothing floor."""
+def plot_loss(losses_by_seed, floor, lesson_losses, path):
+    """Lesson 10, "La pérdida y su piso": every seed's loss, the lesson's printed losses and the floor
+    label smoothing sets. `lesson_losses`: {step: the loss the lesson printed}."""
     fig, ax = plt.subplots(figsize=(7, 4))
-    for seed_dir in sorted(Path(log_dir).glob("seed_*")):
-        steps, loss = read_tsv_column(seed_dir / "plots/metrics/loss.tsv", "loss")
-        ax.plot(steps, loss, lw=0.8, alpha=0.85, label=seed_dir.name.replace("_", " "))
-    floor = train_metrics["loss_floor"]
+    for i, losses in enumerate(losses_by_seed):
+        label = f"each of our {len(losses_by_seed)} seeds" if i == 0 else None
+        ax.plot(range(1, len(losses) + 1), losses, lw=0.6, alpha=0.55, color="tab:blue", label=label)
+    steps = list(lesson_losses)
+    ax.scatter(
+        steps,
+        [lesson_losses[s] for s in steps],
+        marker="D",
+        s=40,
+        color="tab:red",
+        zorder=3,
+        label="the lesson's printed loss",
+    )
     ax.axhline(floor, color="black", ls="--", lw=1.2, label=f"floor (entropy of q) = {floor:.3f}")
     ax.set_yscale("log")
     ax.set_ylim(floor * 0.9, None)
     ax.set(
-        title="Training loss per seed and its floor under label smoothing",
-        xlabel="training step (batch of 64 sequences)",
+        title="Training loss and its floor under label smoothing",
+        xlabel="training step (one batch of 64 sequences)",
         ylabel="label-smoothed cross-entropy (nats, log scale)",
     )
-    ax.legend(loc="upper right")
+    ax.legend(loc="upper right", fontsize=8)
     save(fig, path)
 
 
-def plot_length_accuracy(table_path, trained_lengths, path):
-    """Lesson 10, "Secuencias perfectas según el largo": exact sequences by input length."""
+def plot_length_accuracy(table_path, trained_lengths, lesson_table, path):
+    """Lesson 10, "Secuencias perfectas según el largo": exact sequences by input length, our seeds
+    against the lesson's one run (`lesson_table`: {length: fraction})."""
     rows = read_numbers(table_path)
     lengths = [int(r["length"]) for r in rows]
     mean = [100 * r["seq_acc"] for r in rows]
@@ -41,7 +51,7 @@ def plot_length_accuracy(table_path, trained_lengths, path):
     ax.errorbar(
         lengths, mean, yerr=[low, high], fmt="none", ecolor="black", capsize=4, label="range over seeds"
     )
-    stated = [(n, seq) for n, (seq, _) in lesson.LENGTH_TABLE.items() if n in lengths]
+    stated = [(n, 100 * v) for n, v in lesson_table.items() if n in lengths]
     if stated:  # only where this run tested the lesson's lengths
         ax.scatter(*zip(*stated, strict=True), marker="D", color="tab:red", zorder=3, label="lesson 10")
     for n, m in zip(lengths, mean, strict=True):

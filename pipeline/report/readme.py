@@ -1,5 +1,5 @@
-"""reports/README.md: the report, rendered from templates/README.md.j2 with this run's claims,
-findings, notes and study section. The same inputs give the same bytes."""
+"""reports/README.md and reports/APPENDIX.md, rendered from templates/*.md.j2: the templates write the
+sentences, pipeline/report/context.py gives them the numbers. The same inputs give the same bytes."""
 
 from pathlib import Path
 
@@ -8,18 +8,31 @@ import jinja2
 from pipeline.report.markdown import cell, quoted, wrap_markdown
 
 TEMPLATES = Path(__file__).parent / "templates"
-STATUS_SHOWN = {"pass": "pass", "fail": "**FAIL**", "note": "note"}
+PAGES = ("README.md", "APPENDIX.md")
 
 
-def status_counts(claims):
-    return {s: sum(c.status == s for c in claims) for s in STATUS_SHOWN}
+def pct(value, digits=1):
+    """A fraction as a percentage: 0.9841 -> "98.4 %"."""
+    return f"{100 * value:.{digits}f} %"
 
 
-def render_readme(*, seeds, claims, findings, notes, study, environment):
-    """The report as Markdown: the verdict, the findings beside their figures, the claims that fail
-    or are noted, every claim, the probes' notes, the length study, the environment.
+def verdict(claim):
+    """A claim's status as the report shows it."""
+    if claim.undecided:
+        return "cannot discriminate"
+    return {"pass": "pass", "fail": "**FAIL**", "note": "note"}[claim.status]
 
-    `findings`: findings.Finding list; `notes`: {topic: text}; `study` and `environment`: lines."""
+
+def changes(entry):
+    """What a study variant entry changes from the study's recipe, in a few words."""
+    done = [
+        f"{k}={v}" for section in ("model", "train", "data") for k, v in (entry.get(section) or {}).items()
+    ]
+    return ", ".join([f"{entry['positions']}, {entry['attention']}", *done])
+
+
+def render(context):
+    """{page name: Markdown} for every page, from the report's context."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         undefined=jinja2.StrictUndefined,  # a missing value is an error, not a blank in the report
@@ -28,17 +41,5 @@ def render_readme(*, seeds, claims, findings, notes, study, environment):
         keep_trailing_newline=True,
         autoescape=False,  # Markdown, not HTML
     )
-    env.filters["cell"] = cell
-    env.filters["quoted"] = quoted
-    env.filters["status"] = STATUS_SHOWN.__getitem__
-    text = env.get_template("README.md.j2").render(
-        counts=status_counts(claims),
-        seeds=seeds,
-        claims=claims,
-        exceptions=[c for c in claims if c.status != "pass"],
-        findings=findings,
-        notes=notes,
-        study=study,
-        environment=environment,
-    )
-    return wrap_markdown(text)
+    env.filters.update(cell=cell, quoted=quoted, pct=pct, verdict=verdict, changes=changes)
+    return {page: wrap_markdown(env.get_template(f"{page}.j2").render(**context)) for page in PAGES}

@@ -24,12 +24,8 @@ def plot_study_accuracy(table_path, meta_path, path):
         color = colors[i % len(colors)]
         trained = np.isin(x, info["train_lengths"])
         span = info["train_lengths"]
-        label = (
-            f"{variant} (trained on {span[0]}-{span[-1]})"
-            if len(span) > 1
-            else f"{variant} (trained on {span[0]})"
-        )
-        style = "--" if info.get("attention", "softmax") != "softmax" else "-"  # log-length dashed
+        label = f"{variant} (set by hand)" if not span else f"{variant} (trained on {span[0]}-{span[-1]})"
+        style = "--" if info.get("attention", "softmax") != "softmax" else "-"  # other attention dashed
         for ax in axes:
             ax.plot(x, mean, style, color=color, lw=1.5, label=label)
             ax.fill_between(x, low, high, color=color, alpha=0.18, lw=0)
@@ -52,7 +48,7 @@ def plot_study_accuracy(table_path, meta_path, path):
     axes[1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.suptitle(
         "Length generalisation: mean over seeds, band = seed range, dots = trained lengths, "
-        "dashed lines = log-length attention, dashed black = 99 %",
+        "dashed = attention other than softmax, black dashed = the bar",
         fontsize=10,
     )
     save(fig, path)
@@ -109,7 +105,7 @@ def plot_study_diagnosis(diagnosis_path, path):
         xlabel="decoding step",
         ylabel="rank of the written digit in the input",
     )
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3)
     ax = axes[1]
     for n, color in zip(lengths, colors, strict=True):
         ax.plot(
@@ -121,7 +117,7 @@ def plot_study_diagnosis(diagnosis_path, path):
         ylabel="correct (%)",
         ylim=(-2, 102),
     )
-    ax.legend(fontsize=7, title="length")
+    ax.legend(fontsize=7, title="length", loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=6)
     ax = axes[2]
     keys = [
         ("missing_digit", "leaves out an input digit"),
@@ -137,7 +133,7 @@ def plot_study_diagnosis(diagnosis_path, path):
     ax.set(
         title="How outputs fail, and the lesson's habit guess", xlabel="input length", ylabel="outputs (%)"
     )
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=2)
     fig.suptitle(
         f"Why the model trained on length {ref} fails elsewhere (mean over seeds)", fontsize=11, y=1.04
     )
@@ -180,8 +176,8 @@ def plot_study_attention(diagnosis_path, path, variants_shown=3):
             ax.set_xlabel("rank in the sorted input", fontsize=8)
             if n == lengths[0]:
                 ax.set_ylabel("decoding step")
-    axes[0][0].legend(fontsize=6, loc="lower left")
-    fig.subplots_adjust(hspace=0.45)
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8, frameon=False)
+    fig.subplots_adjust(hspace=0.45, bottom=0.08)
     fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight")
     fig.suptitle(
         "Where the decoder's cross-attention looks, inputs ordered by rank "
@@ -189,4 +185,54 @@ def plot_study_attention(diagnosis_path, path, variants_shown=3):
         fontsize=10,
         y=0.92 + 0.02 / len(panels),
     )
+    save(fig, path)
+
+
+COUNTS = ("1", "2", "3", "4", "5", "6", "7+")
+
+
+def plot_study_counting(diagnosis_path, path, length="20"):
+    """How each variant counts: the weight each of its attentions sums per query as the input grows
+    (the one that grows most), and exact sequences at one length by the largest number of copies of
+    one digit in the input."""
+    diag = read_json(diagnosis_path)
+    panels = {"pipeline (models/)": diag["lengths"], **diag.get("variants", {})}
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    width = 0.8 / len(panels)
+    for i, (name, d) in enumerate(panels.items()):
+        lengths = sorted(int(n) for n in d if d[n].get("attention_mass"))
+        if lengths:
+            masses = {
+                k: [d[str(n)]["attention_mass"][k] for n in lengths]
+                for k in d[str(lengths[0])]["attention_mass"]
+            }
+            widest = max(masses, key=lambda k: masses[k][-1])
+            axes[0].plot(
+                lengths, masses[widest], "o-", color=colors[i % len(colors)], ms=3, label=f"{name}: {widest}"
+            )
+        counts = d.get(length, {}).get("seq_acc_by_repeats", {})
+        bars = [100 * counts[k] if counts.get(k) is not None else np.nan for k in COUNTS]
+        axes[1].bar(
+            np.arange(len(COUNTS)) + (i - (len(panels) - 1) / 2) * width,
+            bars,
+            width,
+            color=colors[i % len(colors)],
+            label=name,
+        )
+    axes[0].set(
+        title="The attention that sums most: total weight per query",
+        xlabel="input length (digits)",
+        ylabel="sum of weights per query (1 = an average)",
+    )
+    axes[0].legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2)
+    axes[1].set_xticks(range(len(COUNTS)), COUNTS)
+    axes[1].set(
+        title=f"Exact sequences at length {length} by the largest count of one digit",
+        ylim=(0, 105),
+        xlabel="copies of the most frequent digit in the input",
+        ylabel="sorted exactly (%)",
+    )
+    axes[1].legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2)
+    fig.suptitle("How the study's models count (mean over seeds)", fontsize=11)
     save(fig, path)

@@ -24,7 +24,6 @@ from pipeline.infra.tables import csv_text
 from pipeline.model.checkpoint import check_fits, checkpoint_path, load_checkpoint
 from pipeline.probes import accounting, lesson6
 from pipeline.probes import depth as depth_probes
-from pipeline.probes.notes import notes_for
 from pipeline.probes.summary import (
     FD_STEPS,
     GRAD_BATCH,
@@ -89,7 +88,6 @@ def main():
     metrics["layernorm_eps_model"] = model.encoder[0].sub[0].ln.eps
     metrics["grad_trained_is_post"] = trained_norm == "post"
     metrics["grad_other_norm_trained"] = False
-    notes = notes_for(metrics, acct, base, table, steps, record, seed, trained_norm, length)
     staging = files.staging_dir(tables_dir)
     tables = {
         "layernorm_cell.csv": layernorm_rows(ln),
@@ -102,7 +100,6 @@ def main():
     try:
         for name, rows in tables.items():
             files.write_text(staging / name, csv_text(rows, float_format="%.12g"))
-        files.write_json(staging / "notes.json", notes)
         files.write_json(staging / "summary.json", finite(metrics))
         files.replace_dir(staging, tables_dir)
     finally:
@@ -111,7 +108,6 @@ def main():
     write_metrics(args.metrics, finite(metrics), HEADLINE, detail=False)  # the detail: summary.json
 
     print_tables(ln, table, steps, paths, acct, base, grads, sweep)
-    print("\n" + "\n\n".join(f"{k}: {v}" for k, v in notes.items()))
     runlog.record_run("probe", time.perf_counter() - start)
 
 

@@ -4,10 +4,11 @@
 
 Each seed trains in its own process on one thread (pipeline.core.training.train_model), so the seeds
 run side by side on a multi-core machine and every seed's bytes are the same whatever the machine's
-core count. Checkpoints and per-step loss logs (dvclive, in the metrics' folder) are written to
+core count. Checkpoints and per-step loss logs (dvclive's layout, in the metrics' folder) are written to
 staging folders and moved into place only when every seed has finished: all of them or none.
 """
 
+import json
 import shutil
 import time
 
@@ -34,30 +35,37 @@ from pipeline.tokens import VOCAB
 HEADLINE = ("loss_final", "loss_final_std", "loss_floor", "loss_gap_to_floor")
 
 
-def train_one_seed(params: Params, seed, position, data_path, staging: dict):
-    """Worker: train seed `seed`, write its checkpoint and dvclive log under `staging`."""
-    from dvclive import Live  # imported in the worker: dvclive is slow to import
+def write_step_log(folder, losses, lrs):
+    """Each step's loss and learning rate in dvclive's layout (plots/metrics/<name>.tsv and the last
+    values in metrics.json), which `dvc plots` reads: written once when training ends, since writing
+    it every step cost as much as the step itself."""
+    for name, values in (("loss", losses), ("lr", lrs)):
+        rows = "".join(f"{step}\t{value!r}\n" for step, value in enumerate(values))
+        files.write_text(folder / "plots" / "metrics" / f"{name}.tsv", f"step\t{name}\n{rows}")
+    last = {"loss": losses[-1], "lr": lrs[-1], "step": len(losses) - 1}
+    files.write_text(folder / "metrics.json", json.dumps(last, indent=4) + "\n")
 
+
+def train_one_seed(params: Params, seed, position, data_path, staging: dict):
+    """Worker: train seed `seed`, write its checkpoint and step log under `staging`."""
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
     device = resolve_device(params.train.device)
     data = load_npz(data_path, ["source", "target", "lengths"])
     tp = params.train
     bar = tqdm(total=tp.steps, desc=f"seed {seed}", position=position, disable=None, leave=True)
-    start = time.perf_counter()
-    with Live(str(staging["log"] / f"seed_{seed}"), dvcyaml=False, save_dvc_exp=False, report=None) as live:
+    start, lrs = time.perf_counter(), []
 
-        def on_step(step, loss, lr):
-            live.log_metric("loss", loss)
-            live.log_metric("lr", lr)
-            live.next_step()
-            bar.update()
-            if step % tp.log_every == 0 or step == tp.steps:
-                bar.set_postfix(loss=f"{loss:.3f}")
-                tqdm.write(f"seed {seed}  step {step:5d}  loss {loss:.3f}  lr {lr:.1e}")
+    def on_step(step, loss, lr):
+        lrs.append(lr)
+        bar.update()
+        if step % tp.log_every == 0 or step == tp.steps:
+            bar.set_postfix(loss=f"{loss:.3f}")
+            tqdm.write(f"seed {seed}  step {step:5d}  loss {loss:.3f}  lr {lr:.1e}")
 
-        saved = resume_for_seed(params.model, tp, seed, len(data["source"]))
-        model, losses = train_model(params.model, tp, seed, data, device, on_step, saved)
+    saved = resume_for_seed(params.model, tp, seed, len(data["source"]))
+    model, losses = train_model(params.model, tp, seed, data, device, on_step, saved)
+    write_step_log(staging["log"] / f"seed_{seed}", losses, lrs)
     bar.close()
     seconds = time.perf_counter() - start
     save_checkpoint(

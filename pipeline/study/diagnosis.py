@@ -4,6 +4,7 @@ position, digit, repeats, the lesson's "starts with 0 / ends with 9" habits), ho
 sorted input each decoding step moves, and where its cross-attention looks; and the mean of such
 numbers over seeds."""
 
+import contextlib
 import math
 import statistics
 
@@ -25,7 +26,11 @@ VARIANT_DIAGNOSIS = (
     "correct_rank",
     "attention_by_rank",
     "first_error",
+    "seq_acc_by_repeats",
+    "attention_mass",
+    "hard_gate_seq_acc",
 )
+REPEAT_BUCKETS = ("1", "2", "3", "4", "5", "6", "7+")  # the largest number of copies of one digit
 FIRST_ERRORS = ("too_few_copies", "extra_copy", "skipped_digit", "other")
 
 
@@ -148,19 +153,80 @@ def diagnose(model, source, batch_size=1000):
         ],
         "seq_acc_by_repeats": {
             label: float(right.all(1)[mask].mean())
-            for label, mask in [
-                ("1", repeats == 1),
-                ("2", repeats == 2),
-                ("3", repeats == 3),
-                ("4+", repeats >= 4),
-            ]
-            if mask.any()
+            for label in REPEAT_BUCKETS
+            if (mask := repeats >= 7 if label == "7+" else repeats == int(label)).any()
         },
+        "attention_mass": attention_mass(model, batch.src[:200], batch.tgt_in[:200]),
+        **hard_gate_accuracy(model, src, target, batch_size),
         "emitted_rank": emitted.tolist(),
         "correct_rank": correct.tolist(),
         "attended_rank": attended.astype(float).tolist(),
         "attention_by_rank": attention.tolist(),
     }
+
+
+@contextlib.contextmanager
+def captured_weights(model):
+    """Every attention's weights during the forward passes inside the block, by name
+    (encoder_<layer>, decoder_<layer>, cross_<layer>), read by hooks removed on exit."""
+    found, handles = {}, []
+    sites = [(f"encoder_{i}", layer.attn) for i, layer in enumerate(model.encoder)]
+    for i, layer in enumerate(model.decoder):
+        sites += [(f"decoder_{i}", layer.attn), (f"cross_{i}", layer.cross)]
+    for name, attn in sites:
+        handles.append(
+            attn.weights.register_forward_hook(lambda m, a, out, name=name: found.__setitem__(name, out))
+        )
+    try:
+        yield found
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+@torch.no_grad()
+def attention_mass(model, src, tgt_in):
+    """Each attention's total weight per query, mean over rows, heads and queries, teacher-forced: 1
+    for a softmax (an average); for sigmoid gates, how many keys it sums (a count grows with the
+    input, a calibration to the training lengths does not stay right)."""
+    with captured_weights(model) as found:
+        model(src, tgt_in)
+    return {name: float(w.sum(-1).mean()) for name, w in found.items()}
+
+
+def gated(model):
+    """The attention modules with sigmoid gates (they carry a learned bias per head)."""
+    return [m for m in model.modules() if hasattr(m, "hard")]
+
+
+@torch.no_grad()
+def hard_gate_accuracy(model, src, target, batch_size):
+    """Exact sequences with every sigmoid gate rounded to 0 or 1 at test time (none without gates):
+    a model that counts keeps its accuracy; one that sums small graded weights loses it."""
+    gates = gated(model)
+    if not gates:
+        return {}
+    for m in gates:
+        m.hard = True
+    try:
+        seed_test_draws(src.shape[1])
+        pred = torch.cat(
+            [greedy_cached(model, src[i : i + batch_size]) for i in range(0, len(src), batch_size)]
+        )
+    finally:
+        for m in gates:
+            m.hard = False
+    return {"hard_gate_seq_acc": float((pred.numpy() == target).all(1).mean())}
+
+
+def gate_biases(model):
+    """Every gated attention's learned bias per head, by name as captured_weights names them."""
+    found = {}
+    for i, layer in enumerate(model.encoder):
+        found[f"encoder_{i}"] = layer.attn.weights
+    for i, layer in enumerate(model.decoder):
+        found[f"decoder_{i}"], found[f"cross_{i}"] = layer.attn.weights, layer.cross.weights
+    return {k: m.bias.flatten().tolist() for k, m in found.items() if hasattr(m, "hard")}
 
 
 def _mean(values):

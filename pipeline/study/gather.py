@@ -16,6 +16,7 @@ import statistics
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from pipeline.core.data import load_npz, row_keys
@@ -29,10 +30,16 @@ from pipeline.infra.stats import across_seeds
 from pipeline.infra.tables import csv_text
 from pipeline.model.checkpoint import checkpoint_path, load_checkpoint
 from pipeline.model.config import longest_source
-from pipeline.study.diagnosis import accuracy_by_length, diagnose, mean_over_seeds
+from pipeline.model.handset import counting_sort_model
+from pipeline.study.diagnosis import (
+    VARIANT_DIAGNOSIS,
+    accuracy_by_length,
+    diagnose,
+    gate_biases,
+    mean_over_seeds,
+)
 from pipeline.study.ranking import bar_key, bar_lengths, best_variant
 from pipeline.study.sets import study_test_sets
-from pipeline.study.text import diagnosis_text
 from pipeline.study.variant import variant_description
 from pipeline.tokens import DIGITS
 
@@ -143,6 +150,14 @@ def rank_table(diagnosis):
     return csv_text(rows, ["length", "step", *columns], float_format="%.4f")
 
 
+def mean_gate_biases(by_seed):
+    """Each gated attention's learned bias per head, mean over seeds: {attention: [per head]}."""
+    seeds = list(by_seed.values())
+    if not seeds or not seeds[0]:
+        return {}
+    return {k: np.mean([s[k] for s in seeds], axis=0).tolist() for k in seeds[0]}
+
+
 def run_study(params: Params, models_dir, train_path, variants_dir, workers=None):
     """Every variant's metrics and the diagnosis; returns (metrics, outputs by file name)."""
     s, device = params.study, resolve_device(params.train.device)
@@ -172,7 +187,22 @@ def run_study(params: Params, models_dir, train_path, variants_dir, workers=None
     per_seed = {("pipeline", seed): accuracy for seed, (accuracy, _) in checked.items()}
     for v, rec in records.items():
         per_seed |= {(v, int(seed)): accuracy for seed, accuracy in rec["accuracy"].items()}
-    variants = ["pipeline", *s.variants]
+    handset = counting_sort_model()  # the algorithm set by hand: what training would have to reach
+    per_seed[("handset", 0)] = accuracy_by_length(handset, tests, params.evaluate.batch_size, "cpu")
+    records["handset"] = {
+        "diagnosis": {
+            "0": {
+                n: {k: v for k, v in diagnose(handset, tests[int(n)]).items() if k in VARIANT_DIAGNOSIS}
+                for n in map(str, s.diagnosis_lengths)
+            }
+        },
+        "gate_biases": {"0": gate_biases(handset)},
+        **{k: getattr(handset.config, k) for k in ("positions", "attention")},
+        "train_lengths": [],
+        "steps": 0,
+        "seeds": [0],
+    }
+    variants = ["pipeline", *s.variants, "handset"]
     metrics, summaries = {}, {}
     for v in variants:
         summary = summarise({seed: r for (name, seed), r in per_seed.items() if name == v}, lengths, s.bar)
@@ -193,7 +223,11 @@ def run_study(params: Params, models_dir, train_path, variants_dir, workers=None
             },
             **{
                 v: {k: rec[k] for k in ("positions", "attention", "train_lengths", "steps", "seeds")}
-                | {"source": f"{Path(variants_dir) / f'{v}.json'} (stage variant@{v})"}
+                | {
+                    "source": f"{Path(variants_dir) / f'{v}.json'} (stage variant@{v})"
+                    if v != "handset"
+                    else "pipeline/model/handset.py (weights set by hand, not trained)"
+                }
                 for v, rec in records.items()
             },
         },
@@ -222,6 +256,7 @@ def run_study(params: Params, models_dir, train_path, variants_dir, workers=None
             v: {n: mean_over_seeds({seed: runs[seed][n] for seed in runs}) for n in next(iter(runs.values()))}
             for v, runs in ((v, rec["diagnosis"]) for v, rec in records.items())
         },
+        "gates": {v: mean_gate_biases(rec.get("gate_biases", {})) for v, rec in records.items()},
     }
     outputs = {
         "length_accuracy.csv": length_table(summaries, lengths),
@@ -230,7 +265,6 @@ def run_study(params: Params, models_dir, train_path, variants_dir, workers=None
         "meta.json": meta,
         "diagnosis.json": diagnosis_json,
         "rank_by_step.csv": rank_table(diagnosis),
-        "diagnosis.md": diagnosis_text(diagnosis_json),
     }
     return metrics, outputs
 

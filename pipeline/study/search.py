@@ -16,9 +16,9 @@ from pathlib import Path
 
 import yaml
 
-from pipeline.core.params import Params, parse_params, variant_recipe
+from pipeline.core.params import Params, parse_params, variant_data, variant_recipe
 from pipeline.infra import files
-from pipeline.infra.errors import ConfigError
+from pipeline.infra.errors import ConfigError, TrainingDiverged
 from pipeline.infra.pool import run_jobs
 from pipeline.infra.rules import as_dict
 from pipeline.model.attention import uses_sigmoid_bias
@@ -78,6 +78,7 @@ def recipe_of(params: Params, name):
         "model": model,
         "train": {k: v for k, v in as_dict(recipe).items() if k != "seeds"},
         "train_lengths": list(lengths),
+        "repeats": variant_data(params, name).repeats,
         "test": {"max_length": s.max_length, "test_size": s.test_size, "seed": s.seed},
     }
 
@@ -90,8 +91,36 @@ def by_length(accuracy):
     }
 
 
+def try_train_and_test(*args):
+    """Worker: train_and_test, with a run that diverges recorded as such (a failure is a result)."""
+    try:
+        return train_and_test(*args)
+    except TrainingDiverged as err:
+        return {"failed": str(err)}
+
+
 def row_result(row, recipe, seeds, bar, trained):
     """One row of the results from each seed's training result (accuracy by length, diagnosis)."""
+    failed = [trained[s]["failed"] for s in seeds if "failed" in trained[s]]
+    if failed:
+        base = {
+            "name": row["name"],
+            "variant": row["variant"],
+            "seeds": list(seeds),
+            "why": row.get("why", ""),
+        }
+        return {
+            **base,
+            "recipe": recipe,
+            "command": command(row),
+            "reach": 0,
+            "acc_20": None,
+            "acc_40": None,
+            "min_seed": 0.0,
+            "meets_bar": False,
+            "accuracy": {},
+            "failed": failed[0],
+        }
     accuracy = {s: {k: v for k, v in trained[s]["accuracy"].items() if k.endswith("_seq_acc")} for s in seeds}
     summary = summarise(accuracy, range(1, recipe["test"]["max_length"] + 1), bar)
     result = {
@@ -108,7 +137,7 @@ def row_result(row, recipe, seeds, bar, trained):
         "meets_bar": summary["meets_bar"],
         "accuracy": by_length(accuracy),
     }
-    for key in ("accuracy_plain_positions", "diagnosis"):
+    for key in ("accuracy_plain_positions", "diagnosis", "gate_biases"):
         if all(key in trained[s] for s in seeds):
             found = {s: trained[s][key] for s in seeds}
             result[key] = (
@@ -133,7 +162,7 @@ def recorded_seeds(done):
         for s, acc in r["accuracy"].items():
             seeds[seed_key(r["recipe"], s)] = {
                 "accuracy": {f"length_{n}_seq_acc": a for n, a in acc.items()},
-                **({"diagnosis": r["diagnosis"][s]} if "diagnosis" in r else {}),
+                **{k: r[k][s] for k in ("diagnosis", "gate_biases") if k in r},
             }
     return seeds
 
@@ -150,7 +179,8 @@ def run_search(raw_params, rows, path, workers=None):
         old = done.get(row["name"])
         if old and old["recipe"] == recipe and old["seeds"] == seeds:
             continue
-        config, train_recipe, lengths = variant_recipe(params, row["name"])
+        config, train_recipe, _ = variant_recipe(params, row["name"])
+        data = variant_data(params, row["name"])
         tests, _ = study_test_sets(params)
         shared = (tests, params.study.seed, params.study.diagnosis_lengths, params.evaluate.batch_size)
         where = {}
@@ -160,9 +190,8 @@ def run_search(raw_params, rows, path, workers=None):
                 where[s] = planned[key]
             elif key not in trained:
                 where[s] = planned[key] = len(jobs)
-                jobs.append(
-                    (config, dataclasses.replace(train_recipe, seeds=(s,)), lengths, row["name"], s, *shared)
-                )
+                one_seed = dataclasses.replace(train_recipe, seeds=(s,))
+                jobs.append((config, one_seed, data, row["name"], s, *shared))
         plan.append((row, recipe, seeds, where))
     print(f"search: {len(plan)} rows to run ({len(jobs)} seeds to train), {len(rows) - len(plan)} recorded")
     order = [r["name"] for r in rows]
@@ -189,4 +218,4 @@ def run_search(raw_params, rows, path, workers=None):
     for row, recipe, seeds, where in plan:  # rows whose every seed was trained by another row
         if not where:
             save(row, recipe, seeds, where, finished)
-    run_jobs(train_and_test, jobs, workers, on_result=on_result)
+    run_jobs(try_train_and_test, jobs, workers, on_result=on_result)

@@ -19,11 +19,25 @@ def every_sequence(length):
     return (codes[:, None] // powers % DIGITS).astype(np.int8)
 
 
-def training_set(lengths, size, seed):
-    """A variant's training sequences: `size` rows over `lengths` in equal shares (pipeline.core.data)."""
+def training_set(lengths, size, seed, repeats=0.0):
+    """A variant's training sequences: `size` rows over `lengths` in equal shares (pipeline.core.data);
+    a share `repeats` of them redrawn from k distinct digits, k uniform in 1..min(length, 10)."""
     rng = np.random.default_rng([seed, 0, *sorted(lengths)])
     source, row_lengths = random_sources(rng, size, lengths)
+    if repeats:
+        repeat_heavy(np.random.default_rng([seed, 3, *sorted(lengths)]), source, row_lengths, repeats)
     return {"source": source, "lengths": row_lengths, "target": sorted_targets(source, row_lengths)}
+
+
+def repeat_heavy(rng, source, lengths, share):
+    """Redraw a share of the rows, in place, from few distinct digits: k of them (k uniform in
+    1..min(length, 10)), each position one of the k, so one digit often has many copies."""
+    rows = np.flatnonzero(rng.random(len(source)) < share)
+    for i in rows:
+        n = int(lengths[i])
+        k = int(rng.integers(1, min(n, DIGITS) + 1))
+        digits = rng.choice(DIGITS, size=k, replace=False)
+        source[i, :n] = rng.choice(digits, size=n)
 
 
 def training_keys(data):

@@ -14,31 +14,46 @@ import time
 
 import torch
 
-from pipeline.core.params import Params, variant_recipe
+from pipeline.core.params import Params, variant_data, variant_recipe
 from pipeline.core.training import train_model
 from pipeline.infra.device import resolve_device
 from pipeline.infra.errors import ConfigError
 from pipeline.infra.pool import run_jobs, seed_workers
 from pipeline.model.config import longest_source
-from pipeline.study.diagnosis import VARIANT_DIAGNOSIS, accuracy_by_length, diagnose
+from pipeline.model.handset import counting_sort_model
+from pipeline.model.transformer import Transformer
+from pipeline.study.diagnosis import VARIANT_DIAGNOSIS, accuracy_by_length, diagnose, gate_biases
 from pipeline.study.sets import study_test_sets, training_set
 
 PROGRESS_EVERY = 300  # steps between a variant's progress lines
 
 
-def train_and_test(config, recipe, lengths, variant, seed, tests, data_seed, diagnosis_lengths, batch_size):
+def start_from_counting(config):
+    """The hand-set counting sort as a starting point: a constant of 10 (exact to about 16 copies of
+    a digit) rather than 1,000, so that Adam's first steps do not tip every gate at once, and logits
+    5 apart, near what label smoothing rewards, rather than 100."""
+    return counting_sort_model(config, const=10.0, readout=5.0)
+
+
+def train_and_test(
+    config, recipe, data_params, variant, seed, tests, data_seed, diagnosis_lengths, batch_size
+):
     """Worker: train one seed of one variant, then test it at every length and diagnose it."""
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
     device = resolve_device(recipe.device)
-    data = training_set(lengths, recipe.steps * recipe.batch_size, data_seed)
+    size = recipe.steps * recipe.batch_size
+    data = training_set(data_params.train_lengths, size, data_seed, data_params.repeats)
+    build = start_from_counting if recipe.init == "handset" else Transformer
 
     def on_step(step, loss, lr):
         if step % PROGRESS_EVERY == 0 or step == recipe.steps:
             print(f"study {variant} seed {seed}  step {step:5d}  loss {loss:.3f}  lr {lr:.1e}", flush=True)
 
     start = time.perf_counter()
-    model, losses = train_model(config, recipe, seed, data, device, on_step, batches=recipe.batches)
+    model, losses = train_model(
+        config, recipe, seed, data, device, on_step, build_model=build, batches=recipe.batches
+    )
     seconds = time.perf_counter() - start
     model.eval().cpu()
     diagnosis = {
@@ -51,6 +66,7 @@ def train_and_test(config, recipe, lengths, variant, seed, tests, data_seed, dia
         "loss_last100_mean": statistics.fmean(losses[-100:]),
         "accuracy": accuracy_by_length(model, tests, batch_size, "cpu"),
         "diagnosis": diagnosis,
+        "gate_biases": gate_biases(model),
     }
     if hasattr(model.positions, "draw_at_test"):  # randomized positions: also as tested before, 0, 1, 2, ...
         model.positions.draw_at_test = False
@@ -75,12 +91,12 @@ def run_variant(params: Params, variant, workers=None):
     seed's training time, kept apart so that the record is the same bytes on every run."""
     if variant not in params.study.variants:
         raise ConfigError(f"variant {variant} is not in study.variants ({', '.join(params.study.variants)})")
-    config, recipe, lengths = variant_recipe(params, variant)
+    config, recipe, _ = variant_recipe(params, variant)
     s = params.study
     tests, _ = study_test_sets(params)
     seeds = list(recipe.seeds)
     shared = (tests, s.seed, s.diagnosis_lengths, params.evaluate.batch_size)
-    jobs = [(config, recipe, lengths, variant, seed, *shared) for seed in seeds]
+    jobs = [(config, recipe, variant_data(params, variant), variant, seed, *shared) for seed in seeds]
     results = dict(zip(seeds, run_jobs(train_and_test, jobs, workers or seed_workers(jobs)), strict=True))
     record = {
         "variant": variant,
@@ -88,6 +104,7 @@ def run_variant(params: Params, variant, workers=None):
         "loss_last100_mean": {str(s): r["loss_last100_mean"] for s, r in results.items()},
         "accuracy": {str(s): r["accuracy"] for s, r in results.items()},
         "diagnosis": {str(s): r["diagnosis"] for s, r in results.items()},
+        "gate_biases": {str(s): r["gate_biases"] for s, r in results.items()},
     }
     if all("accuracy_plain_positions" in r for r in results.values()):
         record["accuracy_plain_positions"] = {

@@ -1,0 +1,290 @@
+"""The claims table: every entry of claims.yaml judged by its rule against what the stages measured.
+
+The rules, fixed in claims.yaml before the results they judge:
+- exact: the value equals the lesson's (counts, shapes, booleans, strings as printed).
+- decimals: n / significant: n: the value printed as the lesson prints it reads the same.
+- thirds: a prose fraction ("two in three"): the value rounds to the lesson's fraction among thirds.
+- seeds (a trained result): the lesson's value lies in the prediction interval of one more training
+  run, mean ± t · sd · sqrt(1 + 1/n) over our n seeds (t: Student's 97.5 % point, n - 1 degrees of
+  freedom), widened for an accuracy by the lesson's own sampling error, 1.96 · sqrt(p (1 - p) / m) on
+  its m items (p: our mean), added in quadrature. A band wider than 20 points (an accuracy) or 10 %
+  of the value (a loss) cannot tell a right value from a wrong one: such a claim is reported as
+  "cannot discriminate" (status note), neither counted as a pass nor failing the gate.
+- paired: post-norm minus pre-norm, seed against seed, at least -2 standard errors of the mean.
+- rounding: our logits and nn.Transformer's differ by rounding only, each seed's largest |difference|
+  at most epsilon x its largest |logit| x d_ff (a dot product of n terms in two orders differs by
+  about n epsilon of its terms' size).
+- majority: more than half of our seeds write the lesson's output.
+- note: a deliberate, explained difference (`reason`), or an error in the lesson.
+"""
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from pipeline.infra.errors import DataError
+
+CLAIMS_PATH = Path(__file__).with_name("claims.yaml")
+KINDS = ("measured", "derived", "structural", "arithmetic")
+COLUMNS = ("id", "source", "claim", "expected", "reproduced", "tolerance", "status", "kind", "seeds", "words")
+LESSON_TEST_SIZE = 1000  # "datos(1000, ...)": every accuracy the lesson prints is on 1,000 sequences
+# Student's t, 97.5 % point, by degrees of freedom (1..30); beyond, the normal's 1.96
+T_975 = (
+    12.706,
+    4.303,
+    3.182,
+    2.776,
+    2.571,
+    2.447,
+    2.365,
+    2.306,
+    2.262,
+    2.228,
+    2.201,
+    2.179,
+    2.160,
+    2.145,
+    2.131,
+    2.120,
+    2.110,
+    2.101,
+    2.093,
+    2.086,
+    2.080,
+    2.074,
+    2.069,
+    2.064,
+    2.060,
+    2.056,
+    2.052,
+    2.048,
+    2.045,
+    2.042,
+)
+WIDEST = {"accuracy": 0.20, "loss": 0.10}  # bands wider than this (points; share of the value) say nothing
+EPSILON = {"float64": 2.0**-52, "float32": 2.0**-23}
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    source: str
+    claim: str
+    expected: str
+    reproduced: str
+    tolerance: str
+    status: str  # pass | fail | note
+    kind: str  # measured | derived | structural | arithmetic
+    seeds: str = ""  # a trained claim: where the lesson's value falls among our seeds
+    words: str = ""
+    of: str = ""  # a derived claim: the claim it follows from
+    lesson_error: bool = False
+    undecided: bool = False  # a band too wide to tell
+    # a trained claim's numbers, for the seed-distribution figure
+    lesson_value: float | None = None
+    per_seed: tuple = ()
+    band: tuple = ()
+    percent: bool = False
+    extra: dict = field(default_factory=dict)
+
+
+def load_claims(path=CLAIMS_PATH):
+    entries = yaml.safe_load(Path(path).read_text())
+    ids = [e["id"] for e in entries]
+    if len(set(ids)) != len(ids):
+        raise DataError(f"{path}: claim ids repeat")
+    return entries
+
+
+def t_975(n):
+    return T_975[n - 2] if 2 <= n <= len(T_975) + 1 else 1.96
+
+
+def rank_text(expected, values):
+    """Where the lesson's value falls among our seeds: how many lie below it, and its percentile."""
+    n = len(values)
+    below, equal = sum(v < expected for v in values), sum(v == expected for v in values)
+    if below == n:
+        where = "above every seed"
+    elif below + equal == 0:
+        where = "below every seed"
+    else:
+        where = f"above {below} of {n} seeds" + (f", equal to {equal}" if equal else "")
+    return f"lesson value {where} (percentile {100 * (below + equal / 2) / n:.0f} of {n} seeds)"
+
+
+def prediction_band(values, lesson_items=None):
+    """(mean, half-width) of the interval one more run falls in, with the lesson's sampling error
+    where it measured a fraction on `lesson_items` items."""
+    n, mean = len(values), statistics.fmean(values)
+    sd = statistics.stdev(values) if n > 1 else 0.0
+    half = t_975(n) * sd * math.sqrt(1 + 1 / n)
+    if lesson_items:
+        half = math.hypot(half, 1.96 * math.sqrt(mean * (1 - mean) / lesson_items))
+    return mean, half
+
+
+def judge_seeds(entry, values, n_items):
+    """A trained claim against the prediction interval of our seeds."""
+    expected, items = float(entry["expected"]), entry.get("items")
+    accuracy = items is not None
+    lesson_items = LESSON_TEST_SIZE * (10 if items == "digits" else 1) if accuracy else None
+    mean, half = prediction_band(values, lesson_items)
+    low, high = (max(0.0, mean - half), min(1.0, mean + half)) if accuracy else (mean - half, mean + half)
+    width = high - low
+    wide = width > (WIDEST["accuracy"] if accuracy else WIDEST["loss"] * abs(mean))
+    inside = round(low, 9) <= expected <= round(high, 9)  # no float dust at 0 or 1
+    status = "note" if wide else ("pass" if inside else "fail")
+    if accuracy:
+        f = lambda v: f"{100 * v:.1f}"  # noqa: E731
+        shown = f"{f(mean)} % (seeds {f(min(values))}–{f(max(values))}, {n_items:,} sequences each)"
+        expected_text, band = f"{f(expected)} %", f"{f(low)}–{f(high)} %"
+    else:
+        shown = f"{mean:.3f} (seeds {min(values):.3f}–{max(values):.3f})"
+        expected_text, band = f"{expected:.3f}", f"{low:.3f}–{high:.3f}"
+    tolerance = f"prediction interval {band}" + (" (cannot discriminate: too wide)" if wide else "")
+    return dict(
+        expected=expected_text,
+        reproduced=shown,
+        tolerance=tolerance,
+        status=status,
+        seeds=rank_text(expected, values),
+        undecided=wide,
+        lesson_value=expected,
+        per_seed=tuple(values),
+        band=(low, high),
+        percent=accuracy,
+    )
+
+
+def judge_rounding(ref):
+    """Our logits against nn.Transformer's holding the same weights, per seed and type."""
+    if ref is None:
+        return dict(
+            reproduced="not compared",
+            status="note",
+            tolerance="nn.Transformer holds the paper's model only (sinusoids, post-norm, softmax)",
+        )
+    shown, worst = [], 0.0
+    for dtype, eps in EPSILON.items():
+        bounds = [eps * scale * ref["dot_length"] for scale in ref[f"logit_max_{dtype}"]]
+        diffs = ref[f"max_diff_{dtype}"]
+        worst = max(worst, *(d / b for d, b in zip(diffs, bounds, strict=True)))
+        shown.append(f"{dtype} {max(diffs):.1e} (bound {min(bounds):.1e})")
+    return dict(
+        reproduced="; ".join(shown) + f": the worst seed at {worst:.2f} of its bound",
+        tolerance="each seed's max |logit difference| <= epsilon x max |logit| x d_ff",
+        status="pass" if worst <= 1 else "fail",
+    )
+
+
+def judge_paired(n):
+    diffs = n["diffs"]
+    ok = n["post_minus_pre"] >= -n["post_minus_pre_2se"]
+    shown = (
+        f"post {100 * n['post_seq_acc']:.1f} %, pre {100 * n['pre_seq_acc']:.1f} %: post - pre "
+        f"{100 * n['post_minus_pre']:+.2f} pt (seeds {100 * min(diffs):+.1f} to {100 * max(diffs):+.1f})"
+    )
+    below = sum(d < 0 for d in diffs)
+    return dict(
+        reproduced=shown,
+        tolerance="post - pre >= -2 s.e. of the mean paired difference",
+        status="pass" if ok else "fail",
+        seeds=f"post-norm below pre-norm in {below} of {len(diffs)} seeds",
+    )
+
+
+def judge(entry, value):
+    """(reproduced, tolerance, status, ...) of one claim."""
+    rule, expected = entry["rule"], entry["expected"]
+    if rule == "note":
+        return dict(reproduced=str(value), tolerance=entry["reason"], status="note")
+    if rule == "seeds":
+        return judge_seeds(entry, value["values"], value["items"])
+    if rule == "rounding":
+        return judge_rounding(value)
+    if rule == "paired":
+        return judge_paired(value)
+    if rule == "majority":
+        written, seeds = value["same"], value["seeds"]
+        ok = written > seeds / 2
+        return dict(
+            reproduced=f"{written} of {seeds} seeds write it",
+            tolerance="more than half the seeds",
+            status="pass" if ok else "fail",
+        )
+    if rule == "thirds":
+        nearest = f"{round(3 * value)}/3"
+        return dict(
+            reproduced=f"{value:.3f} (nearest third: {nearest})",
+            tolerance="rounds to the stated third",
+            status="pass" if nearest == expected else "fail",
+        )
+    if isinstance(rule, dict) and "decimals" in rule:
+        shown = f"{value:.{rule['decimals']}f}"
+        return dict(
+            reproduced=shown,
+            tolerance=f"exact at {rule['decimals']} decimals",
+            status="pass" if float(shown) == float(expected) else "fail",
+        )
+    if isinstance(rule, dict) and "significant" in rule:
+        shown = f"{value:.{rule['significant'] - 1}e}"
+        return dict(
+            reproduced=shown,
+            tolerance=f"exact at {rule['significant']} significant digits",
+            status="pass" if float(shown) == float(expected) else "fail",
+        )
+    if rule == "exact":
+        return dict(reproduced=str(value), tolerance="exact", status="pass" if value == expected else "fail")
+    raise DataError(f"claim {entry['id']}: unknown rule {rule!r}")
+
+
+def evaluate(entries, quantities):
+    """Every claim judged; `quantities`: {value name: what was measured} (pipeline/report/quantities.py)."""
+    claims = []
+    for e in entries:
+        if e["value"] not in quantities:
+            continue  # not measured in this run (an experiment that skipped it): not claimed
+        judged = {"expected": str(e["expected"]), **judge(e, quantities[e["value"]])}
+        claims.append(
+            Claim(
+                id=e["id"],
+                source=e["source"],
+                claim=e["claim"],
+                kind=e["kind"],
+                words=e.get("words", ""),
+                of=e.get("of", ""),
+                lesson_error=e.get("lesson_error", False),
+                **judged,
+            )
+        )
+    return claims
+
+
+def counts(claims):
+    """The verdict's numbers: measured claims by outcome; the others; errors found in the lessons."""
+    measured = [c for c in claims if c.kind == "measured"]
+    return {
+        "measured": len(measured),
+        "measured_pass": sum(c.status == "pass" for c in measured),
+        "measured_fail": sum(c.status == "fail" for c in measured),
+        "measured_undecided": sum(c.undecided for c in measured),
+        "measured_noted": sum(c.status == "note" and not c.undecided for c in measured),
+        "checks": len(claims) - len(measured),
+        "checks_pass": sum(c.status == "pass" for c in claims if c.kind != "measured"),
+        "fail": sum(c.status == "fail" for c in claims),
+        "lesson_errors": sum(c.lesson_error for c in claims),
+        "total": len(claims),
+    }
+
+
+def claims_csv(claims):
+    def cell(v):
+        text = str(v)
+        return f'"{text.replace(chr(34), chr(34) * 2)}"' if any(ch in text for ch in ',"\n') else text
+
+    rows = [",".join(COLUMNS)] + [",".join(cell(getattr(c, k)) for k in COLUMNS) for c in claims]
+    return "\n".join(rows) + "\n"

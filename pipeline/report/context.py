@@ -1,0 +1,169 @@
+"""The numbers the report's templates write sentences around: computed here from saved metrics,
+never phrased here (pipeline/report/templates/ holds every sentence)."""
+
+import statistics
+
+from pipeline.report.claims import LESSON_TEST_SIZE, counts, load_claims
+from pipeline.study.ranking import bar_key, best_variant, recorded_bar
+
+# The lesson's measured numbers the first screen sets against ours, in the lesson's order.
+SUMMARY = [
+    "l10-loss-300",
+    "l10-loss-600",
+    "l10-loss-900",
+    "l10-loss-1200",
+    "l10-greedy-seq",
+    "l10-greedy-digit",
+    "l10-tf-digit",
+    "l10-length-6-seq",
+    "l10-length-8-seq",
+    "l10-length-12-seq",
+    "l10-length-14-seq",
+    "l10-length-6-digit",
+    "l10-length-8-digit",
+    "l10-length-12-digit",
+    "l10-length-14-digit",
+    "l10-example",
+    "l10-prenorm",
+    "paper-reference",
+]
+REFERENCES = [
+    ("Vaswani et al., 2017", "Attention Is All You Need", "https://arxiv.org/abs/1706.03762"),
+    (
+        "Wu et al., 2016",
+        "Google's Neural Machine Translation System (the length penalty)",
+        "https://arxiv.org/abs/1609.08144",
+    ),
+    (
+        "Press et al., 2022",
+        "Train Short, Test Long: Attention with Linear Biases (ALiBi)",
+        "https://arxiv.org/abs/2108.12409",
+    ),
+    (
+        "Chiang and Cholak, 2022",
+        "Overcoming a Theoretical Limitation of Self-Attention (log-length scaling)",
+        "https://arxiv.org/abs/2202.12172",
+    ),
+    (
+        "Ruoss et al., 2023",
+        "Randomized Positional Encodings Boost Length Generalization of Transformers",
+        "https://arxiv.org/abs/2305.16843",
+    ),
+    (
+        "Ramapuram et al., 2024",
+        "Theory, Analysis, and Best Practices for Sigmoid Self-Attention",
+        "https://arxiv.org/abs/2409.04431",
+    ),
+    (
+        "Nakanishi, 2025",
+        "Scalable-Softmax Is Superior for Attention (log-length scaling)",
+        "https://arxiv.org/abs/2501.19399",
+    ),
+    (
+        "Bengio et al., 2013",
+        "Estimating or Propagating Gradients Through Stochastic Neurons (straight-through)",
+        "https://arxiv.org/abs/1308.3432",
+    ),
+]
+
+
+def seed_values(m, key, seeds):
+    values = [m[f"{key}_seed{s}"] for s in seeds]
+    return {"mean": statistics.fmean(values), "min": min(values), "max": max(values)}
+
+
+def greedy_gap(evaluate, seeds):
+    """The lesson's two measurements of its one model at length 10 (99.5 % and 99.3 %, 1,000
+    sequences each), pooled, against our seeds: how far above our mean and our best it lies."""
+    entries = {e["id"]: e["expected"] for e in load_claims()}
+    pooled = (entries["l10-greedy-seq"] + entries["l10-length-10-seq"]) / 2
+    se = (pooled * (1 - pooled) / (2 * LESSON_TEST_SIZE)) ** 0.5
+    ours = seed_values(evaluate, "greedy_seq_acc", seeds)
+    return {
+        "pooled": pooled,
+        "se": se,
+        "right": round(pooled * 2 * LESSON_TEST_SIZE),
+        **ours,
+        "above_mean_se": (pooled - ours["mean"]) / se,
+        "above_best_se": (pooled - ours["max"]) / se,
+    }
+
+
+def cross_attention_share(diagnosis, trained):
+    """The cross-attention of the last decoder layer on the input positions holding the digit being
+    written, mean over the seeds and the study's sequences at the trained length, against what even
+    attention would put there."""
+    at = diagnosis["lengths"].get(str(trained))
+    return at and at["attention_on_written_digit"]
+
+
+def study_context(study, meta, diagnosis):
+    bar = recorded_bar(meta["bar"])
+    names = list(meta["variants"])[1:]
+    lowest = bar_key(bar, "min_seq_acc")
+    best = best_variant(study, names, bar) if names else None
+    rows = {}
+    for v in ["pipeline", *names]:
+        tested = [
+            int(k.split("_")[-3]) for k in study if k.startswith(f"{v}_length_") and k.endswith("_seq_acc")
+        ]
+        rows[v] = {
+            **meta["variants"][v],
+            "reach": study[f"{v}_bar_up_to_length"],
+            "lowest": study[f"{v}_{lowest}"],
+            "worst_length": study[f"{v}_{bar_key(bar, 'worst_length')}"],
+            "seed_floor": study[f"{v}_{bar_key(bar, 'min_seed_seq_acc')}"],
+            "meets": study[f"{v}_meets_bar"],
+            "by_length": {n: study[f"{v}_length_{n}_seq_acc"] for n in sorted(tested)},
+            "diagnosis": diagnosis["variants"].get(v, {}),
+            "gates": diagnosis.get("gates", {}).get(v, {}),
+        }
+    return {
+        "bar": meta["bar"],
+        "best": best,
+        "variants": rows,
+        "test_sets": meta["test_sets"],
+        "lesson_model": diagnosis["lengths"],
+        "trained": diagnosis["trained_lengths"],
+    }
+
+
+def search_context(search):
+    rows = search["rows"]
+    ranked = sorted(
+        rows, key=lambda r: (r["reach"], r.get("acc_20") or 0, r.get("acc_40") or 0), reverse=True
+    )
+    return {"rows": rows, "best": ranked[0] if ranked else None, "bar": search["bar"]}
+
+
+def report_context(params, m, claims, environment):
+    """Everything the templates need: `m` holds each stage's summary and the files the report reads."""
+    seeds = params.train.seeds
+    by_id = {c.id: c for c in claims}
+    e, t = m["evaluate"], m["train"]
+    trained = max(params.data.train_lengths)
+    return {
+        "counts": counts(claims),
+        "claims": claims,
+        "by_id": by_id,
+        "lesson": {e["id"]: e["expected"] for e in load_claims()},
+        "summary": [by_id[i] for i in SUMMARY if i in by_id],
+        "seeds": list(seeds),
+        "test_size": params.data.test_size,
+        "test_lengths": list(params.data.test_lengths),
+        "trained": trained,
+        "steps": params.train.steps,
+        "loss": {**seed_values(t, "loss_final", seeds), "floor": t["loss_floor"]},
+        "lengths": {n: seed_values(e, f"length_{n}_seq_acc", seeds) for n in params.data.test_lengths},
+        "gap": greedy_gap(e, seeds) if f"greedy_seq_acc_seed{seeds[0]}" in e else None,
+        "example": m["example"],
+        "attention_share": cross_attention_share(m["diagnosis"], trained),
+        "probe": m["probe"],
+        "norm": m["norm"],
+        "study": study_context(m["study"], m["study_meta"], m["diagnosis"]),
+        "search": search_context(m["search"]),
+        "benchmark": m["benchmark"],
+        "environment": environment,
+        "references": REFERENCES,
+        "params": params,
+    }
