@@ -148,18 +148,18 @@ def test_length_penalty_cannot_reorder_outputs_of_one_length(half_trained):
     assert all(torch.equal(outputs[0], out) for out in outputs[1:])
 
 
-def test_evaluate_reports_beam_search_beside_greedy(half_trained):
+def test_evaluate_reports_beam_search_and_teacher_forcing_at_the_trained_lengths_only(half_trained):
     model = half_trained["post"]
     g = np.random.default_rng(0)
     test = {}
     for n in (4, 6):
         test[f"source_{n}"] = g.integers(0, 10, (30, n)).astype(np.int8)
         test[f"target_{n}"] = np.sort(test[f"source_{n}"], axis=1)
-    results, _ = evaluate_model(model, test, (4, 6), 16, "cpu", beam_size=3, length_penalty=0.6)
-    for n in (4, 6):
-        assert {f"length_{n}_beam_seq_acc", f"length_{n}_beam_digit_acc", f"length_{n}_seq_acc"} <= set(
-            results
-        )
+    results, _ = evaluate_model(model, test, (4, 6), 16, "cpu", trained=(6,), beam_size=3, length_penalty=0.6)
+    assert {"length_4_seq_acc", "length_6_seq_acc", "length_6_beam_seq_acc", "length_6_tf_seq_acc"} <= set(
+        results
+    )
+    assert not {"length_4_beam_seq_acc", "length_4_tf_seq_acc"} & set(results)
     top = headline(results, (6,), (4, 6))
     assert top["beam_seq_acc"] == results["length_6_beam_seq_acc"]
     assert top["greedy_seq_acc"] == results["length_6_seq_acc"]

@@ -120,6 +120,13 @@ def test_no_module_exceeds_the_size_a_reader_holds(path):
     assert lines <= MAX_LINES, f"{dotted(path)} has {lines} lines (at most {MAX_LINES}): split it by job"
 
 
+def test_the_report_code_stays_a_fraction_of_the_project():
+    """The report's code (its prose lives in templates/ and claims.yaml, not in Python) in 1,250 lines."""
+    report = sorted((ROOT / "pipeline/report").glob("*.py"))
+    lines = sum(len(path.read_text().splitlines()) for path in report)
+    assert lines <= 1250, f"pipeline/report/*.py holds {lines} lines (at most 1,250)"
+
+
 @pytest.mark.parametrize("path", [*modules(), *sorted((ROOT / "tests").glob("*.py"))], ids=dotted)
 def test_no_private_name_is_imported_across_modules(path):
     for module, names in imports_of(path):

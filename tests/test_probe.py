@@ -213,6 +213,6 @@ def test_stage_writes_metrics_and_tables(tmp_path, monkeypatch):
     assert metrics["base_model_params"] == 63_082_496
     assert "grad_post_trained_encoder0_self_attn" in metrics and "grad_pre_init_bottom_over_top" in metrics
     tables = {path.name for path in Path("metrics/probe").iterdir()}
-    assert {"residual_table.csv", "grad_norms.csv", "jacobian_sweep.csv", "notes.json"} <= tables
+    assert {"residual_table.csv", "grad_norms.csv", "jacobian_sweep.csv"} <= tables
     header = Path("metrics/probe/residual_table.csv").read_text().splitlines()[0]
     assert header.startswith("layers,with_sum_fd,with_sum_autograd")

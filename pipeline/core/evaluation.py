@@ -18,6 +18,7 @@ from pipeline.core.lesson import EXAMPLE_INPUT
 from pipeline.infra.device import resolve_device
 from pipeline.infra.tables import csv_text
 from pipeline.model.checkpoint import check_fits, checkpoint_path, load_checkpoint
+from pipeline.model.config import longest_source
 from pipeline.model.reference import holds_reference, reference_gap
 from pipeline.tokens import BOS
 
@@ -90,7 +91,9 @@ def evaluate_seed(params, seed, test, models_dir):
     if holds_reference(model.config):  # the longest dot product: rounding errors grow with it
         result["reference_dot_length"] = max(model.config.d_model, model.config.d_ff)
     shown = {length: rows[: ev.show_failures] for length, rows in failures.items()}
-    return result, shown, cross_attention_example(model, EXAMPLE_INPUT, "cpu")
+    # The lesson's example, cut to what a model with a shorter max_len reads.
+    example = EXAMPLE_INPUT[: longest_source(model.config)]
+    return result, shown, cross_attention_example(model, example, "cpu")
 
 
 def headline(results, trained_lengths, test_lengths):

@@ -107,7 +107,8 @@ class Split(Sigmoid):
 
     def forward(self, scores, mask):
         half = scores.shape[1] // 2  # (B, h, T_q, T_k): heads along dim 1
-        picked = softmax_weights(scores[:, :half], mask)
+        per_head = mask is not None and mask.shape[1] > 1  # a bias per head (ALiBi): theirs only
+        picked = softmax_weights(scores[:, :half], mask[:, :half] if per_head else mask)
         return torch.cat([picked, super().forward(scores, mask)[:, half:]], dim=1)
 
 

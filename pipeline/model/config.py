@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from pipeline.infra.errors import ConfigError
 from pipeline.infra.rules import ANY_FLOAT, POSITIVE_INT, float_in, one_of, per_kind, required
-from pipeline.model.attention import KINDS, WEIGHTS
+from pipeline.model.attention import KINDS, WEIGHTS, attention_kinds
 from pipeline.model.positions import SCHEMES
 
 
@@ -43,6 +43,11 @@ def check_config(key, config, train_lengths=()):
     """Rules between fields: d_k = d_model / heads, sinusoids in (sin, cos) pairs, randomized
     positions drawn from a range [0, max_len) larger than the longest training sequence."""
     check_heads(key, config)
+    if attention_kinds(config.attention)[KINDS.index("cross")] == "none":
+        raise ConfigError(
+            f"{key}.attention = {config.attention}: cross-attention 'none' leaves the decoder blind to the "
+            "input; 'none' is for the encoder's or the decoder's self-attention (none/sigmoid/sigmoid)"
+        )
     scheme = SCHEMES[config.positions]
     if scheme.sinusoids and config.d_model % 2:
         raise ConfigError(f"{key}.d_model = {config.d_model} must be even for {config.positions} positions")

@@ -18,6 +18,8 @@ The rules, fixed in claims.yaml before the results they judge:
 - note: a deliberate, explained difference (`reason`), or an error in the lesson.
 """
 
+import csv
+import io
 import math
 import statistics
 from dataclasses import dataclass, field
@@ -32,38 +34,13 @@ KINDS = ("measured", "derived", "structural", "arithmetic")
 COLUMNS = ("id", "source", "claim", "expected", "reproduced", "tolerance", "status", "kind", "seeds", "words")
 LESSON_TEST_SIZE = 1000  # "datos(1000, ...)": every accuracy the lesson prints is on 1,000 sequences
 # Student's t, 97.5 % point, by degrees of freedom (1..30); beyond, the normal's 1.96
+# fmt: off
 T_975 = (
-    12.706,
-    4.303,
-    3.182,
-    2.776,
-    2.571,
-    2.447,
-    2.365,
-    2.306,
-    2.262,
-    2.228,
-    2.201,
-    2.179,
-    2.160,
-    2.145,
-    2.131,
-    2.120,
-    2.110,
-    2.101,
-    2.093,
-    2.086,
-    2.080,
-    2.074,
-    2.069,
-    2.064,
-    2.060,
-    2.056,
-    2.052,
-    2.048,
-    2.045,
-    2.042,
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+    2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
+    2.045, 2.042,
 )
+# fmt: on
 WIDEST = {"accuracy": 0.20, "loss": 0.10}  # bands wider than this (points; share of the value) say nothing
 EPSILON = {"float64": 2.0**-52, "float32": 2.0**-23}
 
@@ -282,9 +259,7 @@ def counts(claims):
 
 
 def claims_csv(claims):
-    def cell(v):
-        text = str(v)
-        return f'"{text.replace(chr(34), chr(34) * 2)}"' if any(ch in text for ch in ',"\n') else text
-
-    rows = [",".join(COLUMNS)] + [",".join(cell(getattr(c, k)) for k in COLUMNS) for c in claims]
-    return "\n".join(rows) + "\n"
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerows([COLUMNS, *([getattr(c, k) for k in COLUMNS] for c in claims)])
+    return out.getvalue()

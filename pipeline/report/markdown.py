@@ -17,7 +17,7 @@ def starts_markup(word):
 def words_of(text):
     """The words of a paragraph; a lone "%" stays with its number and "±" with the number after it,
     so that "99.5 %" and "± 0.2" never split across lines."""
-    return re.split(r"(?<!±)\s+(?!%(?:\s|$))", text.strip())
+    return re.split(r"(?<!±)\s+(?!%(?:[\s:;,.)]|$))", text.strip())
 
 
 def wrap_line(text, width, first="", rest=""):

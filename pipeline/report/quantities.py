@@ -46,39 +46,57 @@ def rows_of(p, key):
     return [p[f"layernorm_{key}_row{i}"] for i in range(5)]
 
 
+def present(**lazy):
+    """Each quantity whose inputs this run measured: an experiment that skips a probe (or shrinks
+    its depths) leaves those claims out instead of failing the report."""
+    found = {}
+    for name, compute in lazy.items():
+        try:
+            found[name] = compute()
+        except KeyError:
+            pass
+    return {f"q.{name}": value for name, value in found.items()}
+
+
 def architecture_quantities(a):
-    enc, dec = a["encoder_layer_params"], a["decoder_layer_params"]
-    one_ln = a["decoder_layer_layernorm_params"] // a["decoder_layer_layernorms"]
-    mults = set(a["attention_mults_heads_1_to_32"])
-    params = set(a["attention_params_heads_1_to_32"])
-    return {
-        "q.mask_demo_shape": shape(a["mask_demo_output_shape"]),
-        "q.encoder_layer_shape": shape(a["encoder_layer_output_shape"]),
-        "q.decoder_layer_shape": shape(a["decoder_layer_output_shape"]),
-        "q.decoder_extra": f"{dec:,} - {enc:,} = {dec - enc:,} = {a['encoder_layer_attention_params']:,} + "
-        f"{one_ln} (one LayerNorm)",
-        "q.cross_table": " x ".join(map(str, a["cross_attention_table_shape"])),
-        "q.decoder_layernorms": f"{a['decoder_layer_layernorms']} ({a['decoder_layer_layernorm_params']})",
-        "q.logits_per_position": a["logits_shape"][-1],
-        "q.paper_width_shapes": ", ".join(shape(x) for x in a["paper_width_output_shapes"]),
-        "q.weights_without_t": len(set(a["paper_width_params_by_length"])) == 1,
-        "q.params_by_heads": f"{params.pop()} for every h" if len(params) == 1 else f"{sorted(params)} by h",
-        "q.mults_by_heads": "the same for every h" if len(mults) == 1 else f"{sorted(mults)} by h",
-    }
+    def extra():
+        enc, dec = a["encoder_layer_params"], a["decoder_layer_params"]
+        one_ln = a["decoder_layer_layernorm_params"] // a["decoder_layer_layernorms"]
+        attention = a["encoder_layer_attention_params"]
+        return f"{dec:,} - {enc:,} = {dec - enc:,} = {attention:,} + {one_ln} (one LayerNorm)"
+
+    def by_heads(key, same):
+        values = set(a[key])
+        return same(values.pop()) if len(values) == 1 else f"{sorted(values)} by h"
+
+    return present(
+        mask_demo_shape=lambda: shape(a["mask_demo_output_shape"]),
+        encoder_layer_shape=lambda: shape(a["encoder_layer_output_shape"]),
+        decoder_layer_shape=lambda: shape(a["decoder_layer_output_shape"]),
+        decoder_extra=extra,
+        cross_table=lambda: " x ".join(map(str, a["cross_attention_table_shape"])),
+        decoder_layernorms=lambda: f"{a['decoder_layer_layernorms']} ({a['decoder_layer_layernorm_params']})",
+        logits_per_position=lambda: a["logits_shape"][-1],
+        paper_width_shapes=lambda: ", ".join(shape(x) for x in a["paper_width_output_shapes"]),
+        weights_without_t=lambda: len(set(a["paper_width_params_by_length"])) == 1,
+        params_by_heads=lambda: by_heads("attention_params_heads_1_to_32", lambda v: f"{v} for every h"),
+        mults_by_heads=lambda: by_heads("attention_mults_heads_1_to_32", lambda v: "the same for every h"),
+    )
 
 
 def probe_quantities(p):
-    means = rows_of(p, "in_mean")
-    return {
-        "q.base_model_millions": f"{p['base_model_params'] / 1e6:.1f} M",
-        "q.paths_12": f"{p['paths_terms_12']} terms, {p['paths_through_no_sublayer_12']} identity",
-        "q.six_blocks_millions": p["encoder_params_lesson6_6"] / 1e6,
-        "q.ln_in_means": f"{min(means):.2f} to {max(means):.2f}",  # the lesson states the range
-        "q.ln_out": f"{span(rows_of(p, 'out_mean'))}, {span(rows_of(p, 'out_std'))}",
-        "q.ln_affine": f"{span(rows_of(p, 'affine_mean'))}, {span(rows_of(p, 'affine_std'))}",
-        "q.orders": f"{p['residual_without_sum_orders_of_magnitude']:.2f} orders",
-        "q.with_sum_range": f"{p['residual_with_sum_min']:.2f} to {p['residual_with_sum_max']:.2f}",
-    }
+    return present(
+        base_model_millions=lambda: f"{p['base_model_params'] / 1e6:.1f} M",
+        paths_12=lambda: f"{p['paths_terms_12']} terms, {p['paths_through_no_sublayer_12']} identity",
+        six_blocks_millions=lambda: p["encoder_params_lesson6_6"] / 1e6,
+        ln_in_means=lambda: (
+            f"{min(rows_of(p, 'in_mean')):.2f} to {max(rows_of(p, 'in_mean')):.2f}"
+        ),  # a range
+        ln_out=lambda: f"{span(rows_of(p, 'out_mean'))}, {span(rows_of(p, 'out_std'))}",
+        ln_affine=lambda: f"{span(rows_of(p, 'affine_mean'))}, {span(rows_of(p, 'affine_std'))}",
+        orders=lambda: f"{p['residual_without_sum_orders_of_magnitude']:.2f} orders",
+        with_sum_range=lambda: f"{p['residual_with_sum_min']:.2f} to {p['residual_with_sum_max']:.2f}",
+    )
 
 
 def training_quantities(t, seeds, label_smoothing):

@@ -24,11 +24,10 @@ def verdict(claim):
 
 
 def changes(entry):
-    """What a study variant entry changes from the study's recipe, in a few words."""
-    done = [
-        f"{k}={v}" for section in ("model", "train", "data") for k, v in (entry.get(section) or {}).items()
-    ]
-    return ", ".join([f"{entry['positions']}, {entry['attention']}", *done])
+    """What a study variant (a search row's dict, or params' Variant) changes from the study's recipe."""
+    get = entry.get if isinstance(entry, dict) else lambda key: getattr(entry, key, None)
+    done = [f"{k}={v}" for section in ("model", "train", "data") for k, v in (get(section) or {}).items()]
+    return ", ".join([f"{get('positions')}, {get('attention')}", *done])
 
 
 def render(context):

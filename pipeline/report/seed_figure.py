@@ -18,7 +18,7 @@ def plot_seed_distributions(claims, path):
     for ax, c in zip(axes.flat, trained, strict=False):
         scale = 100 if c.percent else 1
         low, high = (scale * v for v in c.band)
-        values = [scale * v for v in (*c.per_seed, c.lesson_value, low, high)]
+        values = [scale * v for v in (*c.per_seed, c.lesson_value)] + [low, high]  # the band: scaled above
         pad = 0.25 * (max(values) - min(values)) or 1.0
         shade = SHADE["wide" if c.undecided else c.status]
         ax.axvspan(low, high, color=shade, alpha=0.15, lw=0)

@@ -24,7 +24,10 @@ def plot_study_accuracy(table_path, meta_path, path):
         color = colors[i % len(colors)]
         trained = np.isin(x, info["train_lengths"])
         span = info["train_lengths"]
-        label = f"{variant} (set by hand)" if not span else f"{variant} (trained on {span[0]}-{span[-1]})"
+        trained_on = (
+            "set by hand" if not span else f"trained on {span[0]}" + (f"-{span[-1]}" if len(span) > 1 else "")
+        )
+        label = f"{variant} ({trained_on})"
         style = "--" if info.get("attention", "softmax") != "softmax" else "-"  # other attention dashed
         for ax in axes:
             ax.plot(x, mean, style, color=color, lw=1.5, label=label)
@@ -148,7 +151,8 @@ def plot_study_attention(diagnosis_path, path, variants_shown=3):
     diag = read_json(diagnosis_path)
     ref = max(diag["trained_lengths"])
     variants = diag.get("variants", {})
-    best = sorted(variants, key=lambda v: -np.mean([d["seq_acc"] for d in variants[v].values()]))
+    trained = [v for v in variants if v != "handset"]  # the hand-set model's gates count, not point
+    best = sorted(trained, key=lambda v: -np.mean([d["seq_acc"] for d in variants[v].values()]))
     panels = {"pipeline (models/)": diag["lengths"], **{v: variants[v] for v in best[:variants_shown]}}
     lengths = sorted(int(n) for n in diag["lengths"])
     vmax = max(np.max(d[str(n)]["attention_by_rank"]) for d in panels.values() for n in lengths)

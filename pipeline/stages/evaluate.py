@@ -16,7 +16,6 @@ from pipeline.core.evaluation import (
     length_table,
     show_failures,
 )
-from pipeline.core.lesson import EXAMPLE_INPUT as LESSON_EXAMPLE
 from pipeline.core.params import load_params
 from pipeline.infra import files, runlog
 from pipeline.infra.cli import stage_paths
@@ -47,7 +46,7 @@ def main():
             print(f"seed {seed}: some greedy failures (input / predicted / expected)")
             show_failures(failures, params.evaluate.show_failures)
         example["outputs_by_seed"][str(seed)] = seen["output"]
-        print(f"seed {seed}: {' '.join(map(str, LESSON_EXAMPLE))} -> {' '.join(map(str, seen['output']))}")
+        print(f"seed {seed}: {' '.join(map(str, seen['input']))} -> {' '.join(map(str, seen['output']))}")
     metrics = across_seeds(per_seed, list(next(iter(per_seed.values()))))
     write_metrics(args.metrics, metrics, HEADLINE, HEADLINE_PATTERN)
     files.write_text(

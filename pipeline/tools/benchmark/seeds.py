@@ -1,7 +1,8 @@
-"""Three seeds trained at once in one-thread processes, as train_all does, against one seed alone."""
+"""Every seed trained at once in one-thread processes, as train_all does, against one seed alone."""
 
 import math
 import multiprocessing
+import os
 import statistics
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -82,6 +83,7 @@ def ratios(medians, layout):
     one, every = medians["one seed"], medians["train_all"]
     m = {"seeds_one_s": one["wall_s"], "seeds_all_s": every["wall_s"], "seeds_workers": workers}
     m["seeds_ratio"] = every["wall_s"] / one["wall_s"]
+    m["seeds_ratio_ideal"] = len(seeds) / min(workers, os.cpu_count() or 1)  # the cores kept busy
     m["seeds_one_cpu_share"], m["seeds_all_cpu_share"] = one["cpu_share"], every["cpu_share"]
     m["seeds_one_cpu_s"], m["seeds_all_cpu_s_per_seed"] = one["cpu_s"], every["cpu_s"]
     # With a whole core per worker, train_all's wall time would be its rounds of seeds (ceil(3 / 2) = 2

@@ -17,7 +17,7 @@ from pipeline.tools.benchmark import (
 TARGETS = {
     "train_step_speedup": 1.3,  # our step against nn.Transformer of the same computation
     "fraction_of_peak": 0.25,  # of the one-thread matmul peak
-    "three_seeds_ratio": 2.0,
+    "seeds_ratio_over_ideal": 1.1,  # every seed at once against one: within 10 % of seeds / cores
     "cached_speedup_64": 3.0,
 }
 
@@ -29,7 +29,8 @@ def targets_met(m):
             m["train_step_speedup_vs_stock_dropout"] >= TARGETS["train_step_speedup"]
         ),
         "target_fraction_of_peak_met": m["train_step_fraction_of_peak"] >= TARGETS["fraction_of_peak"],
-        "target_seeds_ratio_met": m["seeds_ratio"] <= TARGETS["three_seeds_ratio"],
+        "target_seeds_ratio_met": m["seeds_ratio"]
+        <= TARGETS["seeds_ratio_over_ideal"] * m["seeds_ratio_ideal"],
         "target_cached_speedup_64_met": m["decode_speedup_len64"] >= TARGETS["cached_speedup_64"],
     }
 
@@ -52,7 +53,7 @@ def run(quick=False):
     # 4. evaluation throughput
     throughput_metrics, tables["throughput"] = throughput.measure(params, quick)
     m.update(throughput_metrics)
-    # 5. three seeds at once against one
+    # 5. every seed at once against one
     seed_metrics, tables["seeds"] = seeds.measure(params, quick)
     m.update(seed_metrics)
     # 6. the study's training with one-length batches against padded mixed batches

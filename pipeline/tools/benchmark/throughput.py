@@ -36,7 +36,7 @@ def decoders(rows, beam_size, alpha):
         "greedy, cached": lambda: greedy_cached(model, src),
         f"beam search ({beam_size})": lambda: beam_search(model, src, beam_size, alpha),
         "evaluate_model (all three)": lambda: evaluate_model(
-            model, test, (LENGTH,), rows, "cpu", beam_size, alpha
+            model, test, (LENGTH,), rows, "cpu", trained=(LENGTH,), beam_size=beam_size, length_penalty=alpha
         ),
     }
 

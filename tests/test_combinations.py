@@ -1,0 +1,129 @@
+"""Every parameter combination the model offers either runs every stage or is refused up front.
+
+The classes: positions scheme x attention (every weighting, for all three attentions, and the per-kind
+mixes) for the lesson's model (model.*) and for a study variant (study.variants), with norm and
+dropout alternating across them, and max_len at the longest length a model must read (which a scheme
+that gives the BOS a position of its own cannot hold) or one more. A combination that runs must
+produce every stage's outputs, the report included; one that cannot must be refused by the
+parameter check with one line, before any stage writes.
+"""
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import PARAMS_YAML, laid_over
+
+from pipeline.core.params import parse_params
+from pipeline.infra.errors import ConfigError
+from pipeline.model.attention import WEIGHTS, attention_kinds
+from pipeline.model.positions import SCHEMES
+
+pytestmark = pytest.mark.slow  # every stage in this process for each class: a few minutes
+
+ROOT = Path(__file__).resolve().parents[1]
+LONGEST = 5  # the longest length the tiny configuration trains and tests
+TINY = {
+    "data": {"train_lengths": [LONGEST], "train_size": 160, "test_lengths": [3, LONGEST], "test_size": 8},
+    "model": {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32},
+    "train": {"steps": 10, "batch_size": 16, "warmup": 2, "seeds": [0], "device": "cpu", "log_every": 5},
+    "evaluate": {"batch_size": 64, "show_failures": 1},
+    "norm": {"count": 1},
+    "probe": {"depths": [1, 2], "sweep_layers": [1, 2]},
+    "study": {
+        "model": {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32},
+        "train": {"steps": 10, "batch_size": 16, "warmup": 2, "seeds": [0], "device": "cpu"},
+        "data": {"train_lengths": [1, 2, 3, 4, LONGEST]},
+        "max_length": 8,
+        "test_size": 8,
+        "diagnosis_lengths": [3, LONGEST],
+    },
+}
+UNIFORM = sorted(set(WEIGHTS) - {"sigmoid_st"})  # the straight-through gate trains like sigmoid
+MIXES = ["softmax/sigmoid/sigmoid", "none/sigmoid/sigmoid", "softmax/softmax/sigmoid", "none/split/split"]
+# Inputs the pipeline reads but a repro does not make: the frozen stages' and the fingerprint's records.
+RECORDS = ["metrics/numerics.json", "metrics/benchmark.json", "metrics/benchmark", "metrics/search.json"]
+
+
+def classes():
+    """(where, positions, attention, norm, dropout, max_len): every scheme and every attention, each
+    met at least once with the other turning over, for the lesson's model and for a study variant;
+    norm, dropout and max_len's slack (at the longest length, or one past it) turn over across them."""
+    attentions = UNIFORM + MIXES
+    schemes = list(SCHEMES)
+    pairs = [(p, attentions[i % len(attentions)]) for i, p in enumerate(schemes)]
+    pairs += [(schemes[i % len(schemes)], a) for i, a in enumerate(attentions, start=1)]
+    out = []
+    for k, (positions, attention) in enumerate(pairs):
+        for w, where in enumerate(("model", "study")):
+            norm, dropout, slack = ("post", "pre")[(k + w) % 2], (0.0, 0.1)[k % 2], (k // 2 + w) % 2
+            out.append((where, positions, attention, norm, dropout, LONGEST + slack))
+    return out
+
+
+def stage_commands():
+    """dvc.yaml's stages in order, as (name, entry); the fingerprint and the frozen stages left out
+    (their records are copied in)."""
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    for name, stage in stages.items():
+        if stage.get("frozen") or name == "numerics":
+            continue
+        yield name, stage
+
+
+def argv_of(cmd):
+    words = cmd.split()
+    assert words[:2] == ["python", "-m"], cmd
+    return words[2], words[3:]
+
+
+def run_stage(module_name, args, monkeypatch):
+    module = __import__(module_name, fromlist=["main"])
+    monkeypatch.setattr(sys, "argv", [module_name, *args])
+    try:
+        module.main()
+    except SystemExit as stop:  # a stage's error exits non-zero after one line
+        raise AssertionError(f"{module_name} {' '.join(args)} exited {stop.code}") from None
+
+
+@pytest.mark.parametrize("where, positions, attention, norm, dropout, max_len", classes())
+def test_a_combination_runs_every_stage_or_is_refused_up_front(
+    where, positions, attention, norm, dropout, max_len, tmp_path, monkeypatch
+):
+    values = {"positions": positions, "attention": attention, "norm": norm, "dropout": dropout}
+    values["max_len"] = max_len
+    if where == "model":
+        raw = laid_over(PARAMS_YAML, laid_over(TINY, {"model": values}))
+        raw["study"]["variants"] = {"bos_mixed": {"positions": "bos", "attention": "softmax"}}
+    else:
+        raw = laid_over(PARAMS_YAML, TINY)
+        model = {k: values[k] for k in ("norm", "dropout", "max_len")}
+        raw["study"]["variants"] = {"v": {"positions": positions, "attention": attention, "model": model}}
+    for record in RECORDS:
+        source, target = ROOT / record, tmp_path / record
+        target.parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if source.is_dir() else shutil.copy2)(source, target)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+    monkeypatch.chdir(tmp_path)
+    try:
+        parse_params(raw)
+    except ConfigError as refused:
+        message = str(refused)
+        blind = attention_kinds(attention)[-1] == "none"  # cross-attention: the decoder reads no input
+        assert "\n" not in message and ("cross-attention 'none'" if blind else "max_len") in message, message
+        assert blind or max_len == LONGEST, f"refused with room to spare: {message}"
+        with pytest.raises(AssertionError, match="exited 2"):  # the first stage stops before writing
+            run_stage(*argv_of(next(stage_commands())[1]["cmd"]), monkeypatch)
+        after = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.name != "params.yaml")
+        assert after == before
+        return
+    for name, stage in stage_commands():
+        for key in raw["study"]["variants"] if "foreach" in stage else [""]:
+            body = stage.get("do", stage)
+            run_stage(*argv_of(body["cmd"].replace("${key}", key)), monkeypatch)
+            for out in body.get("outs", []) + body.get("metrics", []):
+                path = (next(iter(out)) if isinstance(out, dict) else out).replace("${key}", key)
+                assert Path(path).exists(), f"{name}{'@' + key if key else ''} did not write {path}"
