@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow  # the tiny pipeline, then every experiment the RE
 PAGES = ("README.md", "reports/README.md", "reports/APPENDIX.md")
 MARKER = re.compile(r"not run by the tests: \S+( \S+){2,}")  # a reason of three words or more
 RUNNABLE = ("dvc ", "python -m pipeline.")
-BLOCK = re.compile(r"^```bash\n(.*?)^```", re.S | re.M)
+BLOCK = re.compile(r"^ *```bash\n(.*?)^ *```", re.S | re.M)
 
 
 def shown_commands(page):

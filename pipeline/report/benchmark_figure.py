@@ -11,16 +11,13 @@ from pipeline.report.style import plt, save
 def load_benchmark(data):
     """metrics/benchmark.json and the CSVs in metrics/benchmark/ beside it, as {name: rows}."""
     json_path = Path(data)
-    tables = {"metrics": read_json(json_path)}
-    for path in sorted(json_path.with_suffix("").glob("*.csv")):
-        tables[path.stem] = read_rows(path)
-    return tables
+    csvs = sorted(json_path.with_suffix("").glob("*.csv"))
+    return {"metrics": read_json(json_path)} | {path.stem: read_rows(path) for path in csvs}
 
 
 def plot_benchmark(data, path):
-    """Four panels from the saved benchmark (`data`: the path of metrics/benchmark.json): training
-    step against nn.Transformer, greedy decoding with and without the cache by output length,
-    evaluation throughput, and three seeds at once against one."""
+    """Four panels from `data` (metrics/benchmark.json): the training step against nn.Transformer, greedy
+    decoding with and without the cache, evaluation throughput, and three seeds at once against one."""
     t = load_benchmark(data)
     m = t["metrics"]
     fig, axes = plt.subplots(2, 2, figsize=(11, 7.5))
@@ -39,48 +36,31 @@ def plot_benchmark(data, path):
 
 def draw_train_step(ax, rows, m):
     """Our training step against nn.Transformer's, median and quartiles."""
-    names = [r["implementation"] for r in rows]
-    median = [float(r["median_ms"]) for r in rows]
-    spread = [
-        [float(r["median_ms"]) - float(r["q1_ms"]) for r in rows],
-        [float(r["q3_ms"]) - float(r["median_ms"]) for r in rows],
-    ]
-    colors = ["tab:blue"] + ["tab:gray"] * (len(rows) - 1)
-    ax.barh(names, median, xerr=spread, color=colors, capsize=3)
+    names, median = [r["implementation"] for r in rows], [float(r["median_ms"]) for r in rows]
+    low = [float(r["median_ms"]) - float(r["q1_ms"]) for r in rows]  # the whiskers' lengths
+    high = [float(r["q3_ms"]) - float(r["median_ms"]) for r in rows]
+    ax.barh(names, median, xerr=[low, high], color=["tab:blue"] + ["tab:gray"] * (len(rows) - 1), capsize=3)
     ax.invert_yaxis()
     for i, value in enumerate(median):
         note = f"{value:.1f} ms" + (f", {value / median[0]:.2f}x ours" if i else "")
-        ax.text(value + spread[1][i], i, "  " + note, va="center", fontsize=8)
-    ax.set(
-        title=f"Training step, one thread (ours {m['train_step_speedup']:.2f}x faster)",
-        xlabel="ms per step (median, quartiles)",
-    )
-    ax.set_xlim(0, max(median) * 1.6)
+        ax.text(value + high[i], i, "  " + note, va="center", fontsize=8)
+    ax.set_title(f"Training step, one thread (ours {m['train_step_speedup']:.2f}x faster)")
+    ax.set(xlabel="ms per step (median, quartiles)", xlim=(0, max(median) * 1.6))
 
 
 def draw_decoding(ax, rows, m):
     """Greedy decoding time by output length, re-running the decoder against the cache."""
     lengths = [int(r["length"]) for r in rows]
-    k_plain, k_cached = m["decode_growth_exponent_uncached"], m["decode_growth_exponent_cached"]
-    ax.loglog(
-        lengths,
-        [float(r["uncached_ms"]) for r in rows],
-        "o-",
-        label=f"re-running the decoder (~n^{k_plain:.1f})",
-    )
-    ax.loglog(
-        lengths, [float(r["cached_ms"]) for r in rows], "s-", label=f"key/value cache (~n^{k_cached:.1f})"
-    )
-    for r in rows:
-        ax.annotate(f"{float(r['speedup']):.1f}x", (int(r["length"]), float(r["cached_ms"])), xytext=(4, -12),
-                    textcoords="offset points", fontsize=8)  # fmt: skip
+    for key, fmt, how in [("uncached", "o-", "re-running the decoder"), ("cached", "s-", "key/value cache")]:
+        growth = m[f"decode_growth_exponent_{key}"]
+        ax.loglog(lengths, [float(r[f"{key}_ms"]) for r in rows], fmt, label=f"{how} (~n^{growth:.1f})")
+    for r in rows:  # each speed-up, under the cached time
+        speedup, at = f"{float(r['speedup']):.1f}x", (int(r["length"]), float(r["cached_ms"]))
+        ax.annotate(speedup, at, xytext=(4, -12), textcoords="offset points", fontsize=8)
     ax.set_xticks(lengths, [str(n) for n in lengths])
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set(
-        title=f"Greedy decoding, {m['decode_rows']} sequences (labels: speed-up)",
-        xlabel="output length n (tokens)",
-        ylabel="ms per batch (median)",
-    )
+    ax.set_title(f"Greedy decoding, {m['decode_rows']} sequences (labels: speed-up)")
+    ax.set(xlabel="output length n (tokens)", ylabel="ms per batch (median)")
     ax.legend(fontsize=8)
 
 
@@ -95,10 +75,8 @@ def draw_seeds(ax, rows, m):
     """Wall time of one seed against every seed side by side, with what the cores allow (seeds / cores
     times one seed)."""
     walls = [float(r["wall_s"]) for r in rows]
-    labels = [
-        f"{r['setup']}\n{r['seeds']} seed(s), {r['processes']} proc.\n{float(r['cpu_share']):.0%} core each"
-        for r in rows
-    ]
+    template = "{setup}\n{seeds} seed(s), {processes} proc.\n{share:.0%} core each"
+    labels = [template.format(**r, share=float(r["cpu_share"])) for r in rows]
     ax.bar(labels, walls, color=["tab:blue"] + ["tab:orange"] * (len(rows) - 1))
     ideal = m["seeds_ratio_ideal"]
     ax.axhline(ideal * walls[0], color="black", ls="--", lw=1, label=f"seeds / cores: {ideal:g}x one seed")

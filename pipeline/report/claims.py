@@ -154,7 +154,7 @@ def judge_rounding(ref):
     return dict(
         reproduced="; ".join(shown) + f": the worst seed at {worst:.2f} of its bound",
         tolerance="each seed's max |logit difference| <= epsilon x max |logit| x d_ff",
-        status="pass" if worst <= 1 else "fail",
+        status=outcome(worst <= 1),
     )
 
 
@@ -169,9 +169,13 @@ def judge_paired(n):
     return dict(
         reproduced=shown,
         tolerance="post - pre >= -2 s.e. of the mean paired difference",
-        status="pass" if ok else "fail",
+        status=outcome(ok),
         seeds=f"post-norm below pre-norm in {below} of {len(diffs)} seeds",
     )
+
+
+def outcome(ok):
+    return "pass" if ok else "fail"
 
 
 def judge(entry, value):
@@ -186,36 +190,27 @@ def judge(entry, value):
     if rule == "paired":
         return judge_paired(value)
     if rule == "majority":
-        written, seeds = value["same"], value["seeds"]
-        ok = written > seeds / 2
-        return dict(
-            reproduced=f"{written} of {seeds} seeds write it",
-            tolerance="more than half the seeds",
-            status="pass" if ok else "fail",
-        )
+        shown = f"{value['same']} of {value['seeds']} seeds write it"
+        ok = value["same"] > value["seeds"] / 2
+        return dict(reproduced=shown, tolerance="more than half the seeds", status=outcome(ok))
     if rule == "thirds":
         nearest = f"{round(3 * value)}/3"
+        shown = f"{value:.3f} (nearest third: {nearest})"
         return dict(
-            reproduced=f"{value:.3f} (nearest third: {nearest})",
-            tolerance="rounds to the stated third",
-            status="pass" if nearest == expected else "fail",
-        )
-    if isinstance(rule, dict) and "decimals" in rule:
-        shown = f"{value:.{rule['decimals']}f}"
-        return dict(
-            reproduced=shown,
-            tolerance=f"exact at {rule['decimals']} decimals",
-            status="pass" if float(shown) == float(expected) else "fail",
-        )
-    if isinstance(rule, dict) and "significant" in rule:
-        shown = f"{value:.{rule['significant'] - 1}e}"
-        return dict(
-            reproduced=shown,
-            tolerance=f"exact at {rule['significant']} significant digits",
-            status="pass" if float(shown) == float(expected) else "fail",
+            reproduced=shown, tolerance="rounds to the stated third", status=outcome(nearest == expected)
         )
     if rule == "exact":
-        return dict(reproduced=str(value), tolerance="exact", status="pass" if value == expected else "fail")
+        return dict(reproduced=str(value), tolerance="exact", status=outcome(value == expected))
+    printed = {  # the value as the lesson prints it
+        "decimals": lambda n: (f"{value:.{n}f}", f"exact at {n} decimals"),
+        "significant": lambda n: (f"{value:.{n - 1}e}", f"exact at {n} significant digits"),
+    }
+    for name, show in printed.items():
+        if isinstance(rule, dict) and name in rule:
+            shown, tolerance = show(rule[name])
+            return dict(
+                reproduced=shown, tolerance=tolerance, status=outcome(float(shown) == float(expected))
+            )
     raise DataError(f"claim {entry['id']}: unknown rule {rule!r}")
 
 
@@ -228,12 +223,8 @@ def evaluate(entries, quantities):
         judged = {"expected": str(e["expected"]), **judge(e, quantities[e["value"]])}
         claims.append(
             Claim(
-                id=e["id"],
-                source=e["source"],
-                claim=e["claim"],
-                kind=e["kind"],
-                words=e.get("words", ""),
-                of=e.get("of", ""),
+                **{k: e[k] for k in ("id", "source", "claim", "kind")},
+                **{k: e.get(k, "") for k in ("words", "of")},
                 lesson_error=e.get("lesson_error", False),
                 **judged,
             )

@@ -26,20 +26,13 @@ def greedy_gap(evaluate, seeds):
     pooled = (entries["l10-greedy-seq"] + entries["l10-length-10-seq"]) / 2
     se = (pooled * (1 - pooled) / (2 * LESSON_TEST_SIZE)) ** 0.5
     ours = seed_values(evaluate, "greedy_seq_acc", seeds)
-    return {
-        "pooled": pooled,
-        "se": se,
-        "right": round(pooled * 2 * LESSON_TEST_SIZE),
-        **ours,
-        "above_mean_se": (pooled - ours["mean"]) / se,
-        "above_best_se": (pooled - ours["max"]) / se,
-    }
+    above = {"above_mean_se": (pooled - ours["mean"]) / se, "above_best_se": (pooled - ours["max"]) / se}
+    return {"pooled": pooled, "se": se, "right": round(pooled * 2 * LESSON_TEST_SIZE), **ours, **above}
 
 
 def cross_attention_share(diagnosis, trained):
-    """The cross-attention of the last decoder layer on the input positions holding the digit being
-    written, mean over the seeds and the study's sequences at the trained length, against what even
-    attention would put there."""
+    """The last decoder layer's cross-attention on the input positions holding the digit being
+    written, mean over the seeds and the study's sequences at the trained length."""
     at = diagnosis["lengths"].get(str(trained))
     return at and at["attention_on_written_digit"]
 
@@ -51,8 +44,11 @@ def study_context(study, meta, diagnosis):
     best = best_variant(study, names, bar) if names else None
     rows = {}
     for v in meta["variants"]:
+        prefix = f"{v}_length_"  # <variant>_length_<n>_seq_acc: the lengths it was tested on
         tested = [
-            int(k.split("_")[-3]) for k in study if k.startswith(f"{v}_length_") and k.endswith("_seq_acc")
+            int(k[len(prefix) : -len("_seq_acc")])
+            for k in study
+            if k.startswith(prefix) and k.endswith("_seq_acc")
         ]
         rows[v] = {
             **meta["variants"][v],
@@ -69,7 +65,6 @@ def study_context(study, meta, diagnosis):
         "bar": meta["bar"],
         "best": best,
         "variants": rows,
-        "test_sets": meta["test_sets"],
         "lesson_model": diagnosis["lengths"],
         "trained": diagnosis["trained_lengths"],
     }
@@ -107,7 +102,6 @@ def report_context(params, m, claims, environment):
         "attention_share": cross_attention_share(m["diagnosis"], trained),
         "probe": m["probe"],
         "depths": {"first": min(params.probe.depths), "deepest": max(params.probe.depths)},
-        "norm": m["norm"],
         "study": study_context(m["study"], m["study_meta"], m["diagnosis"]),
         "search": search_context(m["search"]),
         "benchmark": m["benchmark"],

@@ -10,38 +10,30 @@ from pipeline.report.seed_figure import plot_seed_distributions
 
 def lesson_values(prefix, suffix):
     """{number: the lesson's value} of the claims `<prefix><number><suffix>` (claims.yaml)."""
-    found = {}
-    for e in load_claims():
-        if e["id"].startswith(prefix) and e["id"].endswith(suffix):
-            found[int(e["id"][len(prefix) : len(e["id"]) - len(suffix)])] = float(e["expected"])
-    return found
+    found = [e for e in load_claims() if e["id"].startswith(prefix) and e["id"].endswith(suffix)]
+    return {int(e["id"][len(prefix) : len(e["id"]) - len(suffix)]): float(e["expected"]) for e in found}
 
 
 def draw_figures(params, m, claims, losses, out, metrics_dir):
     """Draw every figure into the directory `out`; `m`: each stage's metrics by stage name, read from
     `metrics_dir`; `claims`: the judged claims; `losses`: every seed's loss, step by step."""
     out, saved = Path(out), Path(metrics_dir)
-    study, probe = saved / "study", saved / "probe"
-    lesson_losses = lesson_values("l10-loss-", "")
-    figures.plot_loss(losses, m["train"]["loss_floor"], lesson_losses, out / "loss.png")
+    study, probe, evaluate = saved / "study", saved / "probe", saved / "evaluate"
+    figures.plot_loss(losses, m["train"]["loss_floor"], lesson_values("l10-loss-", ""), out / "loss.png")
+    lesson_table = lesson_values("l10-length-", "-seq")
     figures.plot_length_accuracy(
-        saved / "evaluate/length_table.csv",
-        params.data.train_lengths,
-        lesson_values("l10-length-", "-seq"),
-        out / "length_accuracy.png",
+        evaluate / "length_table.csv", params.data.train_lengths, lesson_table, out / "length_accuracy.png"
     )
     plot_seed_distributions(claims, out / "seed_distributions.png")
-    figures.plot_cross_attention(saved / "evaluate/example.json", out / "cross_attention.png")
+    figures.plot_cross_attention(evaluate / "example.json", out / "cross_attention.png")
     figures.plot_residual(probe / "residual_table.csv", out / "residual.png")
     figures.plot_gradient_depth(probe / "grad_norms.csv", out / "gradient_depth.png")
     figures.plot_jacobian_sweep(probe / "jacobian_sweep.csv", out / "jacobian_sweep.png")
     figures.plot_layernorm(probe / "layernorm_cell.csv", m["probe"], out / "layernorm.png")
     plot_benchmark(saved / "benchmark.json", out / "benchmark.png")
-    for name, draw in [
-        ("study_length", study_figures.plot_study_accuracy),
-        ("study_heatmap", study_figures.plot_study_heatmap),
-    ]:
-        draw(study / "length_accuracy.csv", study / "meta.json", out / f"{name}.png")
-    study_figures.plot_study_diagnosis(study / "diagnosis.json", out / "study_diagnosis.png")
-    study_figures.plot_study_attention(study / "diagnosis.json", out / "study_attention.png")
-    study_figures.plot_study_counting(study / "diagnosis.json", out / "study_counting.png")
+    table, meta, diagnosis = study / "length_accuracy.csv", study / "meta.json", study / "diagnosis.json"
+    study_figures.plot_study_accuracy(table, meta, out / "study_length.png")
+    study_figures.plot_study_heatmap(table, meta, out / "study_heatmap.png")
+    study_figures.plot_study_diagnosis(diagnosis, out / "study_diagnosis.png")
+    study_figures.plot_study_attention(diagnosis, out / "study_attention.png")
+    study_figures.plot_study_counting(diagnosis, out / "study_counting.png")

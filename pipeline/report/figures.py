@@ -1,11 +1,12 @@
-"""The figures of the lessons' claims and of the probes: one figure, one function; each reads saved
-metrics, never a model."""
+"""The lessons' and the probes' figures: one figure, one function; each reads saved metrics, never a model."""
 
-import json
-from pathlib import Path
+from itertools import product
 
-from pipeline.report.inputs import memory_tokens, read_numbers, read_rows
+from pipeline.report.inputs import memory_tokens, read_json, read_numbers, read_rows
 from pipeline.report.style import plt, save
+
+NORM_COLORS = {"post": "tab:blue", "pre": "tab:orange"}
+SUM_STYLES = {"with_sum": "o-", "without_sum": "x--"}
 
 
 def plot_loss(losses_by_seed, floor, lesson_losses, path):
@@ -15,24 +16,12 @@ def plot_loss(losses_by_seed, floor, lesson_losses, path):
     for i, losses in enumerate(losses_by_seed):
         label = f"each of our {len(losses_by_seed)} seeds" if i == 0 else None
         ax.plot(range(1, len(losses) + 1), losses, lw=0.6, alpha=0.55, color="tab:blue", label=label)
-    steps = list(lesson_losses)
-    ax.scatter(
-        steps,
-        [lesson_losses[s] for s in steps],
-        marker="D",
-        s=40,
-        color="tab:red",
-        zorder=3,
-        label="the lesson's printed loss",
-    )
+    steps, printed = list(lesson_losses), list(lesson_losses.values())
+    ax.scatter(steps, printed, marker="D", s=40, color="tab:red", zorder=3, label="the lesson's printed loss")
     ax.axhline(floor, color="black", ls="--", lw=1.2, label=f"floor (entropy of q) = {floor:.3f}")
-    ax.set_yscale("log")
-    ax.set_ylim(floor * 0.9, None)
-    ax.set(
-        title="Training loss and its floor under label smoothing",
-        xlabel="training step (one batch of 64 sequences)",
-        ylabel="label-smoothed cross-entropy (nats, log scale)",
-    )
+    ax.set(yscale="log", ylim=(floor * 0.9, None), title="Training loss and its floor under label smoothing")
+    ax.set_xlabel("training step (one batch of 64 sequences)")
+    ax.set_ylabel("label-smoothed cross-entropy (nats, log scale)")
     ax.legend(loc="upper right", fontsize=8)
     save(fig, path)
 
@@ -43,48 +32,39 @@ def plot_length_accuracy(table_path, trained_lengths, lesson_table, path):
     rows = read_numbers(table_path)
     lengths = [int(r["length"]) for r in rows]
     mean = [100 * r["seq_acc"] for r in rows]
-    low = [100 * (r["seq_acc"] - r["seq_acc_min"]) for r in rows]
+    low = [100 * (r["seq_acc"] - r["seq_acc_min"]) for r in rows]  # the whiskers' lengths
     high = [100 * (r["seq_acc_max"] - r["seq_acc"]) for r in rows]
     colors = ["tab:green" if n in trained_lengths else "tab:blue" for n in lengths]
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.bar(lengths, mean, width=1.2, color=colors, alpha=0.8, label="this replication: mean of seeds")
-    ax.errorbar(
-        lengths, mean, yerr=[low, high], fmt="none", ecolor="black", capsize=4, label="range over seeds"
-    )
+    ax.errorbar(lengths, mean, [low, high], fmt="none", ecolor="black", capsize=4, label="range over seeds")
     stated = [(n, 100 * v) for n, v in lesson_table.items() if n in lengths]
     if stated:  # only where this run tested the lesson's lengths
         ax.scatter(*zip(*stated, strict=True), marker="D", color="tab:red", zorder=3, label="lesson 10")
     for n, m in zip(lengths, mean, strict=True):
         ax.annotate(f"{m:.1f}%", (n + 0.62, 2), ha="left", fontsize=8, rotation=90)
     ax.set_xticks(lengths, [f"{n}\n(trained)" if n in trained_lengths else str(n) for n in lengths])
-    ax.set_ylim(0, 110)
-    ax.set(
-        title="Greedy exact-sequence accuracy by input length (trained on green)",
-        xlabel="input length (digits)",
-        ylabel="sequences sorted exactly (%)",
-    )
+    ax.set(ylim=(0, 110), title="Greedy exact-sequence accuracy by input length (trained on green)")
+    ax.set(xlabel="input length (digits)", ylabel="sequences sorted exactly (%)")
     ax.legend(loc="upper left", fontsize=8)
     save(fig, path)
 
 
 def plot_cross_attention(example_path, path):
     """The decoder's cross-attention on the lesson's example: which input digit each step reads."""
-    example = json.loads(Path(example_path).read_text())
+    example = read_json(example_path)
     layers = example["cross_attention"]  # [layer][head][output step][input position]
     n_layers, n_heads = len(layers), len(layers[0])
-    fig, axes = plt.subplots(
-        n_layers, n_heads, figsize=(2.3 * n_heads + 1, 2.4 * n_layers + 0.6), squeeze=False
-    )
-    inputs, memory = [str(d) for d in example["input"]], memory_tokens(example)
-    read = ["BOS"] + [str(d) for d in example["output"][:-1]]
-    emitted = [str(d) for d in example["output"]]
+    size = (2.3 * n_heads + 1, 2.4 * n_layers + 0.6)
+    fig, axes = plt.subplots(n_layers, n_heads, figsize=size, squeeze=False)
+    memory, emitted = memory_tokens(example), [str(d) for d in example["output"]]
+    steps = [f"{r}→{e}" for r, e in zip(["BOS"] + emitted[:-1], emitted, strict=True)]  # reads → emits
     for i, layer in enumerate(layers):
         for h, weights in enumerate(layer):
             ax = axes[i][h]
             image = ax.imshow(weights, cmap="viridis", vmin=0, vmax=1)
             ax.set_xticks(range(len(memory)), memory, fontsize=7)
-            labels = [f"{r}→{e}" for r, e in zip(read, emitted, strict=True)] if h == 0 else []
-            ax.set_yticks(range(len(emitted)), labels, fontsize=7)
+            ax.set_yticks(range(len(emitted)), steps if h == 0 else [], fontsize=7)
             ax.grid(False)
             ax.set_title(f"layer {i + 1}, head {h + 1}", fontsize=9)
             if h == 0:
@@ -93,7 +73,7 @@ def plot_cross_attention(example_path, path):
                 ax.set_xlabel("input digit (position)")
     fig.colorbar(image, ax=axes, shrink=0.7, label="attention weight")
     fig.suptitle(
-        f"Cross-attention while sorting {' '.join(inputs)} (seed {example['seed']}): "
+        f"Cross-attention while sorting {' '.join(map(str, example['input']))} (seed {example['seed']}): "
         "each step looks up the next digit",
         fontsize=10,
     )
@@ -109,18 +89,13 @@ def plot_residual(table_path, path):
         ("with_sum", "with the sum x + FFN(x)", "tab:green"),
         ("without_sum", "without the sum: FFN(x)", "tab:red"),
     ]:
-        ax.plot(
-            layers, [r[f"{key}_fd"] for r in rows], "o-", color=color, label=f"{label}: finite difference"
-        )
-        ax.plot(layers, [r[f"{key}_autograd"] for r in rows], "x", color="black", ms=8)
+        difference, exact = [r[f"{key}_fd"] for r in rows], [r[f"{key}_autograd"] for r in rows]
+        ax.plot(layers, difference, "o-", color=color, label=f"{label}: finite difference")
+        ax.plot(layers, exact, "x", color="black", ms=8)
     ax.plot([], [], "x", color="black", label="exact (autograd Jacobian-vector product)")
-    ax.set_yscale("log")
-    ax.set_xticks(layers)
-    ax.set(
-        title="How much the output moves when one input coordinate moves (lesson 6)",
-        xlabel="stacked position-wise FFNs (layers)",
-        ylabel="||d output / d x[0, 0]|| (log scale)",
-    )
+    ax.set(yscale="log", xticks=layers)
+    ax.set_title("How much the output moves when one input coordinate moves (lesson 6)")
+    ax.set(xlabel="stacked position-wise FFNs (layers)", ylabel="||d output / d x[0, 0]|| (log scale)")
     ax.legend(fontsize=8, loc="lower left")
     save(fig, path)
 
@@ -129,26 +104,16 @@ def plot_gradient_depth(grad_path, path):
     """The loss gradient at each sublayer's input through the real model's depth."""
     rows = read_rows(grad_path)
     names = [f"{r['stack'][:3]}{int(r['layer']) + 1} {r['sublayer'].replace('_attn', '')}" for r in rows]
-    columns = [c for c in rows[0] if c.endswith(("_init", "_trained"))]
-    styles = {"post": "tab:blue", "pre": "tab:orange"}
     fig, ax = plt.subplots(figsize=(8, 4.2))
-    for column in columns:
-        norm, when = column.split("_")
+    for column in [c for c in rows[0] if c.endswith(("_init", "_trained"))]:
+        norm, trained = column.split("_")[0], column.endswith("_trained")
         values = [float(r[column]) if r[column] else float("nan") for r in rows]
-        ax.plot(
-            range(len(rows)),
-            values,
-            "o-" if when == "trained" else "s--",
-            color=styles[norm],
-            label=f"{norm}-norm, {'after training' if when == 'trained' else 'at initialisation'}",
-        )
+        label = f"{norm}-norm, {'after training' if trained else 'at initialisation'}"
+        ax.plot(range(len(rows)), values, "o-" if trained else "s--", color=NORM_COLORS[norm], label=label)
     ax.set_yscale("log")
     ax.set_xticks(range(len(rows)), names, rotation=45, ha="right", fontsize=8)
-    ax.set(
-        title="Gradient of the loss at each sublayer's input, bottom (left) to top (right)",
-        xlabel="sublayer (encoder, then decoder)",
-        ylabel="||d loss / d x|| (log scale)",
-    )
+    ax.set_title("Gradient of the loss at each sublayer's input, bottom (left) to top (right)")
+    ax.set(xlabel="sublayer (encoder, then decoder)", ylabel="||d loss / d x|| (log scale)")
     ax.legend(fontsize=8)
     save(fig, path)
 
@@ -162,19 +127,13 @@ def plot_jacobian_sweep(sweep_path, path):
         (axes[0], "encoder", "encoder: source embedding → memory"),
         (axes[1], "source_to_output", "whole model: source embedding → decoder output"),
     ]:
-        for norm, color in [("post", "tab:blue"), ("pre", "tab:orange")]:
-            for sums, style in [("with_sum", "o-"), ("without_sum", "x--")]:
-                key = f"{stack}_{norm}_{sums}"
-                if key in rows[0]:
-                    ax.plot(
-                        layers,
-                        [max(r[key], 1e-300) for r in rows],
-                        style,
-                        color=color,
-                        label=f"{norm}-norm, {sums.replace('_', ' ')}",
-                    )
-        ax.set_yscale("log")
-        ax.set(title=title, xlabel="layers per stack", ylabel="||J v|| (log scale)")
+        for norm, sums in product(NORM_COLORS, SUM_STYLES):
+            key = f"{stack}_{norm}_{sums}"
+            if key in rows[0]:
+                values = [max(r[key], 1e-300) for r in rows]  # a zero stays on the log scale
+                label = f"{norm}-norm, {sums.replace('_', ' ')}"
+                ax.plot(layers, values, SUM_STYLES[sums], color=NORM_COLORS[norm], label=label)
+        ax.set(yscale="log", title=title, xlabel="layers per stack", ylabel="||J v|| (log scale)")
         ax.legend(fontsize=7)
     fig.suptitle("Jacobian-vector norm at initialisation as depth grows", fontsize=11)
     save(fig, path)
@@ -184,31 +143,20 @@ def plot_layernorm(cell_path, probe_metrics, path):
     """Lesson 6's LayerNorm cell: each row normalised on its own, and what touching row 4 does."""
     rows = read_numbers(cell_path)
     index = [int(r["row"]) for r in rows]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), gridspec_kw={"width_ratios": [3, 2]})
-    ax = axes[0]
-    width = 0.25
-    for offset, (key, label) in enumerate(
-        [("in", "input"), ("out", "LayerNorm"), ("affine", "γ = 4, β = −1")]
-    ):
-        xs = [i + (offset - 1) * width for i in index]
-        ax.errorbar(
-            xs,
-            [r[f"{key}_mean"] for r in rows],
-            yerr=[r[f"{key}_std"] for r in rows],
-            fmt="o",
-            capsize=3,
-            label=f"{label}",
-        )
-    ax.set_xticks(index, [f"row {i}" for i in index])
-    ax.set(
-        title="Each row's mean (dot) ± its deviation (whisker)", xlabel="position (row of X)", ylabel="value"
-    )
-    ax.legend(fontsize=8)
-    ax = axes[1]
-    shifts = [probe_metrics["layernorm_row0_shift_per_row"], probe_metrics["layernorm_row0_shift_per_column"]]
-    ax.bar(["per row\n(LayerNorm)", "per column\n(batch-style)"], shifts, color=["tab:green", "tab:red"])
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), gridspec_kw={"width_ratios": [3, 2]})
+    stages = [("in", "input"), ("out", "LayerNorm"), ("affine", "γ = 4, β = −1")]
+    for offset, (key, label) in enumerate(stages):
+        xs = [i + (offset - 1) * 0.25 for i in index]
+        means, deviations = [r[f"{key}_mean"] for r in rows], [r[f"{key}_std"] for r in rows]
+        left.errorbar(xs, means, yerr=deviations, fmt="o", capsize=3, label=label)
+    left.set_xticks(index, [f"row {i}" for i in index])
+    left.set_title("Each row's mean (dot) ± its deviation (whisker)")
+    left.set(xlabel="position (row of X)", ylabel="value")
+    left.legend(fontsize=8)
+    shifts = [probe_metrics[f"layernorm_row0_shift_per_{along}"] for along in ("row", "column")]
+    right.bar(["per row\n(LayerNorm)", "per column\n(batch-style)"], shifts, color=["tab:green", "tab:red"])
     for i, v in enumerate(shifts):
-        ax.annotate(f"{v:.3f}", (i, v), textcoords="offset points", xytext=(0, 4), ha="center")
-    ax.set(title="Row 4 += 10: how far row 0 moves", ylabel="max |change in row 0|")
-    ax.set_ylim(0, max(shifts) * 1.25)
+        right.annotate(f"{v:.3f}", (i, v), textcoords="offset points", xytext=(0, 4), ha="center")
+    right.set(title="Row 4 += 10: how far row 0 moves", ylabel="max |change in row 0|")
+    right.set_ylim(0, max(shifts) * 1.25)
     save(fig, path)

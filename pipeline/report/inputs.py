@@ -27,15 +27,10 @@ def read_numbers(path):
     return [{k: float(v) for k, v in row.items()} for row in read_rows(path)]
 
 
-def read_tsv_column(path, column):
-    """One column of a DVCLive log (step, value): the steps and that column's values."""
-    rows = read_rows(path, delimiter="\t")
-    return [int(r["step"]) for r in rows], [float(r[column]) for r in rows]
-
-
 def read_losses(log_dir, seeds):
-    """Every seed's logged training loss, step by step."""
-    return [read_tsv_column(Path(log_dir) / f"seed_{s}/plots/metrics/loss.tsv", "loss")[1] for s in seeds]
+    """Every seed's logged training loss, step by step (the loop's TSV: step, loss)."""
+    logs = [Path(log_dir) / f"seed_{s}/plots/metrics/loss.tsv" for s in seeds]
+    return [[float(row["loss"]) for row in read_rows(log, delimiter="\t")] for log in logs]
 
 
 def memory_tokens(example):

@@ -1,9 +1,8 @@
-"""The seed-distribution figure: for every trained claim, each seed's value, the prediction interval
-the lesson's value had to fall in, and the lesson's value itself."""
+"""The seed-distribution figure: each trained claim's seeds, the lesson's value, its prediction interval."""
 
 import math
 
-from pipeline.report.style import plt, save
+from pipeline.report.style import legend_centred, plt, save
 
 COLUMNS = 4
 SHADE = {"pass": "tab:green", "fail": "tab:red", "wide": "grey"}
@@ -26,11 +25,8 @@ def plot_seed_distributions(claims, path):
             ax.axvline(edge, color=shade, lw=1)
         ax.scatter(values[:-3], [0] * len(c.per_seed), s=22, color="tab:blue", alpha=0.7, zorder=3)
         ax.scatter([scale * c.lesson_value], [0], marker="D", s=46, color="tab:red", zorder=4)
-        ax.set_xlim(min(values) - pad, max(values) + pad)
-        ax.set_yticks([])
-        ax.set_ylim(-1, 1)
-        verdict = "cannot discriminate" if c.undecided else c.status
-        ax.set_title(f"{c.id} ({verdict})", fontsize=8.5)
+        ax.set(xlim=(min(values) - pad, max(values) + pad), yticks=[], ylim=(-1, 1))
+        ax.set_title(f"{c.id} ({'cannot discriminate' if c.undecided else c.status})", fontsize=8.5)
         ax.tick_params(axis="x", labelsize=7.5)
         ax.xaxis.set_major_locator(plt.MaxNLocator(4))
         ax.set_xlabel("%" if c.percent else "loss (nats)", fontsize=7.5, labelpad=1)
@@ -43,15 +39,7 @@ def plot_seed_distributions(claims, path):
         plt.Rectangle((0, 0), 1, 1, color="grey", alpha=0.3, label="too wide to discriminate"),
     ]
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.95 / height))
-    fig.suptitle(
-        "Every trained claim: the lesson's one run against our seeds", y=1 - 0.15 / height, fontsize=11
-    )
-    fig.legend(
-        handles=handles,
-        loc="upper center",
-        bbox_to_anchor=(0.5, 1 - 0.45 / height),
-        ncol=4,
-        fontsize=9,
-        frameon=False,
-    )
+    title = "Every trained claim: the lesson's one run against our seeds"
+    fig.suptitle(title, y=1 - 0.15 / height, fontsize=11)
+    legend_centred(fig, 1 - 0.45 / height, ncol=4, fontsize=9, handles=handles, frameon=False)
     save(fig, path)

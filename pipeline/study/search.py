@@ -42,7 +42,7 @@ def load_rows(path):
         if not isinstance(row, dict) or set(row) - ROW_KEYS or not {"name", "variant"} <= set(row):
             raise ConfigError(f"{path}: a row has a name, a variant entry, seeds and why; got {row}")
         if "seeds" in (row["variant"].get("train") or {}):
-            raise ConfigError(f"{path}: row {row['name']}: seeds belong to the row (seeds: [...]), not its variant")
+            raise ConfigError(f"{path}: row {row['name']}: seeds go on the row, not in its variant")
     names = [row["name"] for row in rows]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
