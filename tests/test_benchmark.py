@@ -78,7 +78,8 @@ def test_a_busy_machine_is_named_and_recorded(monkeypatch, capsys):
 def test_the_figure_reads_the_files_the_benchmark_writes(tmp_path):
     metrics = {
         "train_step_speedup": 1.4, "decode_rows": 100, "decode_growth_exponent_uncached": 1.7,
-        "decode_growth_exponent_cached": 1.1, "seeds_steps": 200, "cpu": "cpu", "cpu_count": 2,
+        "decode_growth_exponent_cached": 1.1, "seeds_steps": 200, "seeds_ratio_ideal": 1.5, "cpu": "cpu",
+        "cpu_count": 2,
         "torch": torch.__version__, "threads": 1, "load_average_before": 0.5, "load_average_after": 1.0,
     }  # fmt: skip
     tables = {

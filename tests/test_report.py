@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.core import lesson
+from pipeline.core import evaluation, lesson
 from pipeline.core.params import load_params
 from pipeline.report.claims import evaluate, load_claims
 from pipeline.report.context import report_context
@@ -15,7 +15,6 @@ from pipeline.report.environment import environment_lines
 from pipeline.report.markdown import wrap_markdown
 from pipeline.report.quantities import quantities
 from pipeline.report.readme import render
-from pipeline.stages import evaluate as evaluate_stage
 from pipeline.stages.report import read_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,5 +72,5 @@ def test_wrapping_keeps_markdown_meaning():
 
 
 def test_the_lessons_example_is_written_once():
-    assert evaluate_stage.LESSON_EXAMPLE is lesson.EXAMPLE_INPUT
+    assert evaluation.EXAMPLE_INPUT is lesson.EXAMPLE_INPUT  # the one the evaluation decodes
     assert lesson.EXAMPLE_OUTPUT == sorted(lesson.EXAMPLE_INPUT)

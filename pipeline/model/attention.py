@@ -107,8 +107,9 @@ class Split(Sigmoid):
 
     def forward(self, scores, mask):
         half = scores.shape[1] // 2  # (B, h, T_q, T_k): heads along dim 1
-        per_head = mask is not None and mask.shape[1] > 1  # a bias per head (ALiBi): theirs only
-        picked = softmax_weights(scores[:, :half], mask[:, :half] if per_head else mask)
+        heads = scores.shape[1]  # a mask with a bias per head (ALiBi's) has them third from the end
+        per_head = mask is not None and mask.dim() >= 3 and mask.shape[-3] == heads > 1
+        picked = softmax_weights(scores[:, :half], mask[..., :half, :, :] if per_head else mask)
         return torch.cat([picked, super().forward(scores, mask)[:, half:]], dim=1)
 
 
