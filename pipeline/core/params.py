@@ -5,7 +5,7 @@ params.yaml is the one source of values. The model's section is the model's own 
 """
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, make_dataclass
 from pathlib import Path
 
 import yaml
@@ -29,6 +29,8 @@ from pipeline.model.attention import KINDS, WEIGHTS
 from pipeline.model.config import ModelConfig, check_config, check_heads, longest_source
 from pipeline.model.handset import check_fits
 from pipeline.model.positions import SCHEMES
+
+VARIANT_OWN = ("positions", "attention")  # what each study variant names for itself
 
 LENGTHS = list_of(POSITIVE_INT, "integers >= 1", unique=True)
 SEEDS = list_of(int_at_least(0), "integers >= 0", unique=True)
@@ -96,18 +98,17 @@ class ProbeParams:
     seed: int = required(int_at_least(0))
 
 
-@dataclass(frozen=True)
-class StudyModelParams:
-    """Every study variant's model but its positions and attention, which each variant names."""
-
-    d_model: int = required(POSITIVE_INT)
-    heads: int = required(POSITIVE_INT)
-    layers: int = required(POSITIVE_INT)
-    d_ff: int = required(POSITIVE_INT)
-    dropout: float = required(float_in(0.0, 1.0))
-    norm: str = required(one_of("post", "pre"))
-    sigmoid_bias: float = required(float_in(-float("inf"), float("inf")))
-    max_len: int = required(POSITIVE_INT)
+# Every study variant's model but its positions and attention, which each variant names: the model's
+# own fields with the model's own rules (pipeline/model/config.py), so the two cannot drift apart.
+StudyModelParams = make_dataclass(
+    "StudyModelParams",
+    [
+        (f.name, f.type, required(f.metadata["rule"]))
+        for f in fields(ModelConfig)
+        if f.name not in VARIANT_OWN
+    ],
+    frozen=True,
+)
 
 
 @dataclass(frozen=True)
