@@ -109,6 +109,7 @@ StudyModelParams = make_dataclass(
     ],
     frozen=True,
 )
+StudyModelParams.__module__ = __name__  # picklable: parameters travel to the seeds' worker processes
 
 
 @dataclass(frozen=True)
