@@ -12,6 +12,9 @@ import pytest
 from pipeline.infra import numerics
 from pipeline.probes import fingerprint
 from pipeline.tools import reproduced
+from pipeline.tools.numerics import other_mode
+from tests import test_train
+from tests.conftest import RECORDED_BYTES, this_machines_operations
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,6 +55,7 @@ needs_avx2 = pytest.mark.skipif(not numerics.has_avx2(), reason="the pin applies
 
 
 @pytest.mark.slow
+@pytest.mark.numerics
 @needs_avx2
 def test_pinned_training_gives_the_same_bytes_whatever_the_environment_asks():
     runs = {name: run_training(value) for name, value in OUTER.items()}
@@ -60,6 +64,7 @@ def test_pinned_training_gives_the_same_bytes_whatever_the_environment_asks():
 
 
 @pytest.mark.slow
+@pytest.mark.numerics
 @needs_avx2
 def test_without_the_pin_the_kernels_and_the_bytes_differ():
     scalar, avx2 = run_training("default", unpinned=True), run_training("avx2", unpinned=True)
@@ -83,6 +88,7 @@ def test_cpu_flags_of_an_unreadable_file_are_empty(tmp_path):
 # --------------------------------------------------------------------- the numerics fingerprint
 
 
+@pytest.mark.numerics
 def test_the_fingerprint_names_the_operations_another_kernel_computes_otherwise():
     """ATen's generic kernels in place of its AVX2 ones: the entries of ATen's own operations
     change, MKL's matrix products do not, and the fingerprint says which."""
@@ -109,32 +115,50 @@ def test_a_fingerprint_record_that_agrees_keeps_the_machine_that_first_made_it()
     assert fingerprint.kept_record(None, here) == here
 
 
+def test_the_other_mode_is_the_one_the_committed_results_were_not_made_in():
+    assert other_mode({"in_use": "default"}) == "portable" and other_mode({"in_use": "portable"}) == "default"
+
+
+def simulated_record(tmp_path, numerics=None, training=None):
+    """tests/recorded_bytes.json as if recorded on a machine whose operations compute as this one's,
+    but for the entries in `numerics`, and whose training gave `training`; its path."""
+    recorded = json.loads(RECORDED_BYTES.read_text())
+    recorded["numerics"] = {**this_machines_operations(), **(numerics or {})}
+    recorded["training"] = {**recorded["training"], **(training or {})}
+    path = tmp_path / "recorded_elsewhere.json"
+    path.write_text(json.dumps(recorded))
+    return path
+
+
 @pytest.mark.slow
+@pytest.mark.numerics
 def test_a_machine_that_computes_otherwise_skips_the_recorded_bytes_and_says_why(tmp_path):
-    recorded = json.loads((ROOT / "tests/recorded_bytes.json").read_text())
-    recorded["numerics"]["linear_proj_grad_weight"] = "0" * 16
-    other = tmp_path / "recorded_elsewhere.json"
-    other.write_text(json.dumps(recorded))
+    """A record made where one operation rounds otherwise than here: both recorded-bytes tests skip,
+    naming that operation and no other (the record is this machine's own fingerprint less one entry,
+    so the simulation holds whatever this machine is)."""
+    other = simulated_record(tmp_path, numerics={"linear_proj_grad_weight": "0" * 16})
     out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-rs",
-            "-p",
-            "no:cacheprovider",
-            "tests/test_train.py",
-            "-k",
-            "recorded",
-        ],
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests/test_train.py"]
+        + ["-k", "recorded"],
         env={**os.environ, "PIPELINE_RECORDED_BYTES": str(other)},
         cwd=ROOT,
         capture_output=True,
         text=True,
     )
     assert out.returncode == 0, out.stdout
-    assert "2 skipped" in out.stdout and "differ from this machine's in linear_proj_grad_weight" in out.stdout
+    assert "2 skipped" in out.stdout
+    assert "differ from this machine's in linear_proj_grad_weight:" in out.stdout  # that one alone
+
+
+@pytest.mark.numerics
+def test_where_the_numerics_agree_other_bytes_fail(tmp_path, monkeypatch):
+    """The same check can fail: a record whose operations compute as here but whose training gave
+    other weights makes the recorded-bytes test fail, not skip."""
+    name = next(iter(test_train.RECORDED_CASES))
+    wrong = {"weights_sha256": "0" * 64, "last_loss": 0.0}
+    monkeypatch.setenv("PIPELINE_RECORDED_BYTES", str(simulated_record(tmp_path, training={name: wrong})))
+    with pytest.raises(AssertionError):
+        test_train.test_training_gives_the_recorded_bytes(name)
 
 
 # ------------------------------------------------------- CI's check of a regeneration

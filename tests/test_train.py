@@ -97,6 +97,7 @@ RECORDED_CASES = {
 }
 
 
+@pytest.mark.numerics
 @pytest.mark.parametrize("name", list(RECORDED_CASES))
 def test_training_gives_the_recorded_bytes(name):
     recorded = recorded_bytes()
@@ -108,6 +109,7 @@ def test_training_gives_the_recorded_bytes(name):
     assert weights_digest(model) == expected["weights_sha256"] and losses[-1] == expected["last_loss"]
 
 
+@pytest.mark.numerics
 def test_flat_adam_changes_no_bits():
     """train_model updates all parameters as one flat buffer; Adam over each parameter, as a user
     writes it, must give the same losses and the same weights, bit for bit; and after training each

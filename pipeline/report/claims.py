@@ -28,6 +28,7 @@ from pathlib import Path
 import yaml
 
 from pipeline.infra.errors import DataError
+from pipeline.infra.rounding import EPSILON, rounding_bound
 
 CLAIMS_PATH = Path(__file__).with_name("claims.yaml")
 KINDS = ("measured", "derived", "structural", "arithmetic")
@@ -42,7 +43,6 @@ T_975 = (
 )
 # fmt: on
 WIDEST = {"accuracy": 0.20, "loss": 0.10}  # bands wider than this (points; share of the value) say nothing
-EPSILON = {"float64": 2.0**-52, "float32": 2.0**-23}
 
 
 @dataclass(frozen=True)
@@ -146,8 +146,8 @@ def judge_rounding(ref):
             tolerance="nn.Transformer holds the paper's model only (sinusoids, post-norm, softmax)",
         )
     shown, worst = [], 0.0
-    for dtype, eps in EPSILON.items():
-        bounds = [eps * scale * ref["dot_length"] for scale in ref[f"logit_max_{dtype}"]]
+    for dtype in EPSILON:
+        bounds = [rounding_bound(dtype, scale, ref["dot_length"]) for scale in ref[f"logit_max_{dtype}"]]
         diffs = ref[f"max_diff_{dtype}"]
         worst = max(worst, *(d / b for d, b in zip(diffs, bounds, strict=True)))
         shown.append(f"{dtype} {max(diffs):.1e} (bound {min(bounds):.1e})")
