@@ -17,7 +17,7 @@ repro: $(STAMP)  ## set up, then regenerate every result
 test: $(STAMP)  ## set up, then lint and run the test suite
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q -n auto --dist worksteal --durations=30
 
 format: $(STAMP)
 	$(BIN)/ruff check --fix .

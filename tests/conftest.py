@@ -18,6 +18,7 @@ import yaml
 from pipeline.core import lesson
 from pipeline.core.params import Params, parse_params
 from pipeline.probes.fingerprint import differing, operation_entries
+from tests.tiny_clone import build_in_background, reproduced_copy
 
 torch.set_num_threads(1)  # tiny models run fastest on one thread, and the suite shares the machine
 
@@ -60,6 +61,24 @@ def data_params(**changes):
 @pytest.fixture
 def tiny():
     return tiny_params()
+
+
+def shared_base(config):
+    """The run's temporary folder, which every pytest-xdist worker sees (a worker's own is below it)."""
+    base = config._tmp_path_factory.getbasetemp()
+    return base.parent if hasattr(config, "workerinput") else base
+
+
+def pytest_collection_finish(session):
+    """Where a selected test starts from the reproduced tiny clone, start building it now."""
+    if any("reproduced_clone" in item.fixturenames for item in session.items):
+        build_in_background(shared_base(session.config))
+
+
+@pytest.fixture
+def reproduced_clone(request, tmp_path):
+    """(this test's own copy of the tiny clone after `dvc repro`, results committed; that repro's output)."""
+    return reproduced_copy(shared_base(request.config), tmp_path / "clone")
 
 
 # Recorded bytes and the numerics they were recorded under; PIPELINE_RECORDED_BYTES names another

@@ -1,4 +1,5 @@
-"""End to end: the real `dvc repro` of a tiny configuration in a temporary clone."""
+"""End to end: the real `dvc repro` of a tiny configuration in a temporary clone (the reproduced clone
+of tests/tiny_clone.py, built once per run; each test works on a copy of it)."""
 
 import json
 import os
@@ -10,28 +11,17 @@ import sys
 import time
 
 import pytest
-from tiny_clone import BIN, TINY, make_clone, run, write_params
+from tiny_clone import BIN, TINY, run, write_params
 
-pytestmark = pytest.mark.slow  # a real `dvc repro` in a temporary clone: about two minutes
-
-
-@pytest.fixture(scope="module")
-def clone(tmp_path_factory):
-    return make_clone(tmp_path_factory.mktemp("clone"))
-
-
-@pytest.fixture(scope="module")
-def reproduced(clone):
-    result = run(["dvc", "repro"], clone)
-    return clone, result
+pytestmark = pytest.mark.slow  # a real `dvc repro` of a tiny configuration, each test in its own copy
 
 
 def detail(repo, stage):
     return json.loads((repo / f"metrics/{stage}/summary.json").read_text())
 
 
-def test_dvc_repro_writes_the_metrics(reproduced):
-    repo, result = reproduced
+def test_dvc_repro_writes_the_metrics(reproduced_clone):
+    repo, output = reproduced_clone
     train, evaluate, data, study = (detail(repo, s) for s in ("train", "evaluate", "data", "study"))
     assert round(train["loss_floor"], 3) == 0.514
     assert {"loss_final_seed0", "loss_final_seed1", "loss_step_30"} <= train.keys()
@@ -49,11 +39,11 @@ def test_dvc_repro_writes_the_metrics(reproduced):
     assert not (repo / "metrics/study/diagnosis.md").exists()  # the report words it, from the numbers
     assert (repo / "models/seed_0.pt").exists() and (repo / "models/seed_1.pt").exists()
     assert (repo / "metrics/train/seed_1/plots/metrics/loss.tsv").read_text().count("\n") == 31
-    assert "step    30  loss" in result.stdout + result.stderr  # the greppable progress line
+    assert "step    30  loss" in output  # the greppable progress line
 
 
-def test_report_renders_the_claims_and_figures(reproduced):
-    repo, _ = reproduced
+def test_report_renders_the_claims_and_figures(reproduced_clone):
+    repo, _ = reproduced_clone
     header = (repo / "reports/claims.csv").read_text().splitlines()[0]
     assert header == "id,source,claim,expected,reproduced,tolerance,status,kind,seeds,words"
     readme, appendix = ((repo / f"reports/{page}").read_text() for page in ("README.md", "APPENDIX.md"))
@@ -81,8 +71,8 @@ def stages_run(output):
     return re.findall(r"Running stage '([^']+)'", output)
 
 
-def test_second_repro_checks_the_numerics_and_has_nothing_else_to_do(reproduced):
-    repo, _ = reproduced
+def test_second_repro_checks_the_numerics_and_has_nothing_else_to_do(reproduced_clone):
+    repo, _ = reproduced_clone
     recorded = (repo / "metrics/numerics.json").read_bytes()
     again = run(["dvc", "repro"], repo)
     assert stages_run(again.stdout) == ["numerics"]  # always: this machine's numerics, as recorded
@@ -92,9 +82,9 @@ def test_second_repro_checks_the_numerics_and_has_nothing_else_to_do(reproduced)
     assert "always changed" in status and "modified" not in status and "changed deps" not in status
 
 
-def test_the_headline_metrics_fit_one_screen(reproduced):
+def test_the_headline_metrics_fit_one_screen(reproduced_clone):
     """`dvc exp show` lists the headline files' keys only: a few dozen a person compares."""
-    repo, _ = reproduced
+    repo, _ = reproduced_clone
     shown = json.loads(run(["dvc", "metrics", "show", "--json"], repo).stdout)
     columns = {k for files in shown.values() for f in files["data"].values() for k in f["data"]}
     assert {
@@ -112,8 +102,8 @@ def test_the_headline_metrics_fit_one_screen(reproduced):
     )
 
 
-def test_repro_is_deterministic(reproduced):
-    repo, _ = reproduced
+def test_repro_is_deterministic(reproduced_clone):
+    repo, _ = reproduced_clone
     before = (repo / "dvc.lock").read_text()
     run(["dvc", "repro", "-f", "data", "train", "evaluate", "variant@bos_mixed"], repo)
     after = (repo / "dvc.lock").read_text()
@@ -125,16 +115,15 @@ def commit_all(repo, message):
     run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message], repo)
 
 
-def test_a_rerun_from_scratch_leaves_the_tree_clean(reproduced):
-    repo, _ = reproduced
-    commit_all(repo, "results")
+def test_a_rerun_from_scratch_leaves_the_tree_clean(reproduced_clone):
+    repo, _ = reproduced_clone  # its results committed
     run(["dvc", "repro", "-f"], repo)
     assert run(["git", "status", "--porcelain"], repo).stdout == ""  # no time, date, host or commit
 
 
-def test_a_team_remote_shares_results_without_retraining(reproduced, tmp_path):
+def test_a_team_remote_shares_results_without_retraining(reproduced_clone, tmp_path):
     """The workflow the README teaches teams: push to a shared remote, pull in a second clone."""
-    repo, _ = reproduced
+    repo, _ = reproduced_clone
     run(["dvc", "remote", "add", "-d", "team", str(tmp_path / "remote")], repo)
     commit_all(repo, "team remote")
     run(["dvc", "push", "--run-cache"], repo)
@@ -147,8 +136,8 @@ def test_a_team_remote_shares_results_without_retraining(reproduced, tmp_path):
     assert run(["git", "status", "--porcelain"], second).stdout == ""
 
 
-def test_interrupted_training_leaves_nothing_half_written(reproduced):
-    repo, _ = reproduced
+def test_interrupted_training_leaves_nothing_half_written(reproduced_clone):
+    repo, _ = reproduced_clone
     write_params(repo, {**TINY, "train": {**TINY["train"], "steps": 100_000}})
     shutil.rmtree(repo / "models")
     (repo / "metrics/train.json").unlink()

@@ -4,13 +4,18 @@ The test reads the pages, not a list of its own: each line of a ```bash block is
 starts with `dvc` or `python -m pipeline` runs in the clone and must exit 0 with no traceback; any
 other, and any that cannot run here, carries the marker `not run by the tests: <why>` in its comment.
 A command with neither fails. `dvc queue start` is waited for: every queued run must succeed.
+
+The commands run in groups, each in its own copy of the reproduced clone, side by side: a command
+that reads experiments runs after the ones it names (`dvc exp diff a b` after `dvc exp run -n a` and
+`-n b`; one that names none, such as `dvc exp show`, after the experiment just before it), and
+`dvc queue start` after the runs it was queued with. Every other command stands alone.
 """
 
 import re
 import time
 
 import pytest
-from tiny_clone import ROOT, make_clone, run
+from tiny_clone import ROOT, run
 
 pytestmark = pytest.mark.slow  # the tiny pipeline, then every experiment the README shows
 
@@ -42,15 +47,6 @@ def test_every_shown_command_runs_or_says_why_not():
             assert command.startswith(RUNNABLE), f"{where} is neither run by the tests nor marked"
 
 
-@pytest.fixture(scope="module")
-def reproduced(tmp_path_factory):
-    repo = make_clone(tmp_path_factory.mktemp("readme"))
-    run(["dvc", "repro"], repo)
-    run(["git", "add", "-A"], repo)
-    run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "results"], repo)
-    return repo
-
-
 def wait_for_queue(repo, limit=600):
     """Until no queued or running experiment is left; then every one of them must have succeeded."""
     deadline = time.monotonic() + limit
@@ -64,16 +60,78 @@ def wait_for_queue(repo, limit=600):
     assert "Failed" not in status and "Success" in status, status
 
 
-def test_every_shown_command_runs_in_the_tiny_clone(reproduced):
-    ran = []
-    for page in PAGES:
-        for line, command, comment in shown_commands(page):
-            if MARKER.search(comment):
-                continue
-            result = run(["bash", "-c", command], reproduced, check=False, timeout=900)
-            output = result.stdout + result.stderr
-            assert result.returncode == 0 and "Traceback" not in output, f"{page}:{line}: {command}\n{output}"
-            if command.startswith("dvc queue start"):
-                wait_for_queue(reproduced)
-            ran.append(command)
-    assert ran
+def runnable_commands():
+    """(page, line, command) of every command the tests run, in the pages' order."""
+    return [
+        (page, line, command)
+        for page in PAGES
+        for line, command, comment in shown_commands(page)
+        if not MARKER.search(comment)
+    ]
+
+
+READS_EXPERIMENTS = ("dvc exp show", "dvc exp diff", "dvc plots diff")
+
+
+def command_groups(commands):
+    """The commands split into groups that run apart, each in the pages' order (see the docstring)."""
+    group = list(range(len(commands)))  # each command's group, by the index of a member
+
+    def root(i):
+        while group[i] != i:
+            i = group[i]
+        return i
+
+    made, queued, last_run = {}, [], None  # experiment name -> index; queued runs; the last exp run
+    for i, (_, _, command) in enumerate(commands):
+        words = command.split()
+        named = [made[w] for w in words if w in made]
+        if command.startswith("dvc exp run"):
+            if "-n" in words:
+                made[words[words.index("-n") + 1]] = i
+            if "--queue" in words:
+                queued.append(i)
+            else:
+                last_run = i
+        joined = named
+        if command.startswith(READS_EXPERIMENTS) and not named and last_run is not None:
+            joined = [last_run]
+        if command.startswith("dvc queue start"):
+            joined, queued = queued, []
+        for j in joined:
+            group[root(j)] = root(i)
+    groups = {}
+    for i in range(len(commands)):
+        groups.setdefault(root(i), []).append(commands[i])
+    return list(groups.values())
+
+
+def test_the_groups_keep_every_command_once_and_what_reads_an_experiment_after_it():
+    shown = [
+        "dvc exp run -n a -S x=1",
+        "dvc exp run -n b -S y=1",
+        "dvc exp run -n c -S z=1",
+        "dvc exp show",
+        "dvc exp diff a b",
+        "dvc exp run --queue -n q -S w=1",
+        "dvc queue start -j 1",
+        "python -m pipeline.x",
+    ]
+    groups = [[c for _, _, c in g] for g in command_groups([("p", n, c) for n, c in enumerate(shown)])]
+    assert sorted(c for g in groups for c in g) == sorted(shown)
+    assert [shown[0], shown[1], shown[4]] in groups and [shown[2], shown[3]] in groups
+    assert [shown[5], shown[6]] in groups and [shown[7]] in groups
+
+
+GROUPS = command_groups(runnable_commands())
+
+
+@pytest.mark.parametrize("group", GROUPS, ids=[f"{g[0][0]}:{g[0][1]}" for g in GROUPS])
+def test_every_shown_command_runs_in_the_tiny_clone(group, reproduced_clone):
+    repo, _ = reproduced_clone
+    for page, line, command in group:
+        result = run(["bash", "-c", command], repo, check=False, timeout=900)
+        output = result.stdout + result.stderr
+        assert result.returncode == 0 and "Traceback" not in output, f"{page}:{line}: {command}\n{output}"
+        if command.startswith("dvc queue start"):
+            wait_for_queue(repo)

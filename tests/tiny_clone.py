@@ -1,10 +1,17 @@
 """The tiny end-to-end clone the slow tests share: the project's files in a fresh git repository
-(branch main) with a configuration that trains in seconds, and a helper to run commands in it."""
+(branch main) with a configuration that trains in seconds, and a helper to run commands in it.
 
+One clone is reproduced (`dvc repro`, results committed) once per test run, whatever the number of
+pytest-xdist workers: the first worker that needs it builds it under a file lock, in the background
+from the moment its tests are collected, and every test that starts from it works on its own copy, so
+those tests run side by side and none sees another's changes."""
+
+import fcntl
 import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import yaml
@@ -16,6 +23,8 @@ TINY = {
     "model": {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "max_len": 16},
     "train": {"steps": 30, "batch_size": 16, "warmup": 5, "seeds": [0, 1], "log_every": 10},
     "evaluate": {"batch_size": 1000},
+    "norm": {"count": 1},
+    "probe": {"depths": [1, 2], "sweep_layers": [1, 2]},  # every probe's code at the fewest depths
     "study": {
         "variants": {"bos_mixed": {"positions": "bos", "attention": "softmax"}},
         "model": {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "max_len": 16},
@@ -68,3 +77,41 @@ def make_clone(repo):
         run(cmd, repo)
     run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "tiny"], repo)
     return repo
+
+
+REPRODUCED = "reproduced"  # the template's folder under the run's shared temporary folder
+
+
+def build_reproduced(base):
+    """Build the reproduced template under `base` unless it is built: the clone, `dvc repro`, the
+    results committed. Its repro output goes to `<base>/reproduced.log`, which exists only once the
+    template is whole; a failed build leaves `<base>/reproduced.failed` with the reason."""
+    template, log, failed = base / REPRODUCED, base / "reproduced.log", base / "reproduced.failed"
+    with open(base / "reproduced.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one builder across workers; the others wait here
+        if log.exists() or failed.exists():
+            return
+        try:
+            template.mkdir()
+            result = run(["dvc", "repro"], make_clone(template))
+            run(["git", "add", "-A"], template)
+            run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "results"], template)
+            log.write_text(result.stdout + result.stderr)
+        except (AssertionError, OSError, subprocess.SubprocessError) as error:
+            failed.write_text(str(error))
+
+
+def build_in_background(base):
+    """Start building the template now, so that other tests run while `dvc repro` does."""
+    threading.Thread(target=build_reproduced, args=(base,), daemon=True).start()
+
+
+def reproduced_copy(base, dest):
+    """(a copy of the reproduced template at `dest`, the template's `dvc repro` output)."""
+    build_reproduced(base)  # waits for a build under way; builds it if none was started
+    if (base / "reproduced.failed").exists():
+        raise AssertionError(
+            f"the tiny clone's dvc repro failed:\n{(base / 'reproduced.failed').read_text()}"
+        )
+    shutil.copytree(base / REPRODUCED, dest, symlinks=True)
+    return dest, (base / "reproduced.log").read_text()
