@@ -13,6 +13,8 @@ import time
 import pytest
 from tiny_clone import BIN, TINY, run, write_params
 
+from pipeline.infra import numerics
+
 pytestmark = pytest.mark.slow  # a real `dvc repro` of a tiny configuration, each test in its own copy
 
 
@@ -61,7 +63,7 @@ def test_report_renders_the_claims_and_figures(reproduced_clone):
         "study_counting.png",
     } <= set(figures)
     assert "| bos_mixed | bos | softmax | 1-5 | 30 | 2 |" in appendix
-    assert "runs/<stage>.json" in readme and "numerics: mode `default`" in readme
+    assert "runs/<stage>.json" in readme and f"numerics: mode `{numerics.mode()}`" in readme
     shown = set(re.findall(r"\]\(figures/([^)]+)\)", readme + appendix))
     assert shown == set(figures)  # every figure drawn is shown
 
@@ -76,7 +78,7 @@ def test_second_repro_checks_the_numerics_and_has_nothing_else_to_do(reproduced_
     recorded = (repo / "metrics/numerics.json").read_bytes()
     again = run(["dvc", "repro"], repo)
     assert stages_run(again.stdout) == ["numerics"]  # always: this machine's numerics, as recorded
-    assert "numerics: mode default" in again.stdout and ": as recorded" in again.stdout
+    assert f"numerics: mode {numerics.mode()}" in again.stdout and ": as recorded" in again.stdout
     assert (repo / "metrics/numerics.json").read_bytes() == recorded
     status = run(["dvc", "status"], repo).stdout
     assert "always changed" in status and "modified" not in status and "changed deps" not in status
