@@ -229,6 +229,17 @@ def test_other_numerics_pass_on_the_verdict_and_say_what_differs(results_repo, c
     assert "2 tracked files differ" in said and "every claim still holds" in said
 
 
+def test_another_mode_names_the_mode_and_the_operations_it_computes_otherwise(results_repo, capsys):
+    repo, record = results_repo
+    portable = {"operations": {"linear_proj_forward": "other", "softmax_forward": "2"}, "training_steps": "3"}
+    record["modes"]["portable"], record["in_use"] = portable, "portable"
+    (repo / reproduced.NUMERICS).write_text(json.dumps(record))
+    status, said = run_check(capsys)
+    assert status == 0
+    line = next(x for x in said.splitlines() if "otherwise than the committed results' machine" in x)
+    assert line.endswith(": mode portable instead of default, linear_proj_forward"), line
+
+
 def test_other_numerics_and_a_failing_claim_fail(results_repo, capsys):
     repo, record = results_repo
     record["modes"]["default"]["operations"]["softmax_forward"] = "other"

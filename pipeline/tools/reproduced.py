@@ -37,11 +37,11 @@ def committed_record():
 
 
 def numerics_changes(committed, regenerated):
-    """What computes otherwise: a change of mode, or the operations whose hashes differ."""
-    if committed["in_use"] != regenerated["in_use"]:
-        return [f"mode {regenerated['in_use']} instead of {committed['in_use']}"]
-    mode = committed["in_use"]
-    return differing(mode_entries(regenerated, mode), mode_entries(committed, mode))
+    """What computes otherwise: a change of mode, if any, then the entries whose hashes differ
+    between the mode the regeneration ran in and the one the committed results were made in."""
+    made, ran = committed["in_use"], regenerated["in_use"]
+    mode = [f"mode {ran} instead of {made}"] if made != ran else []
+    return mode + differing(mode_entries(regenerated, ran), mode_entries(committed, made))
 
 
 def check(problems, changes, changed_files):
