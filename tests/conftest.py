@@ -17,7 +17,8 @@ import yaml
 
 from pipeline.core import lesson
 from pipeline.core.params import Params, parse_params
-from pipeline.probes.fingerprint import differing, operation_entries
+from pipeline.probes.fingerprint import operation_entries
+from pipeline.probes.numerics_record import differing
 from tests.tiny_clone import build_in_background, reproduced_copy
 
 torch.set_num_threads(1)  # tiny models run fastest on one thread, and the suite shares the machine

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from pipeline.infra import numerics
-from pipeline.probes import fingerprint
+from pipeline.probes import fingerprint, numerics_record
 from pipeline.tools import reproduced
-from pipeline.tools.numerics import other_mode
+from pipeline.tools.numerics import compare, other_mode
 from tests import test_train
 from tests.conftest import RECORDED_BYTES, this_machines_operations
 
@@ -101,22 +101,66 @@ def test_the_fingerprint_names_the_operations_another_kernel_computes_otherwise(
     )
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
-    changed = fingerprint.differing(json.loads(out.stdout), fingerprint.operation_entries())
+    changed = numerics_record.differing(json.loads(out.stdout), fingerprint.operation_entries())
     assert "softmax_forward" in changed and "layernorm_backward" in changed
     assert "linear_proj_forward" not in changed  # MKL's, which the capability does not choose
 
 
 def test_a_fingerprint_record_that_agrees_keeps_the_machine_that_first_made_it():
-    record = {"in_use": "default", "cpu": {"vendor": "A", "model": "first"}, "torch": "t", "modes": {"m": 1}}
+    record = {"in_use": "portable", "cpu": {"vendor": "A", "model": "first"}, "torch": "t", "modes": {"m": 1}}
     here = {**record, "cpu": {"vendor": "B", "model": "second"}}
-    assert fingerprint.kept_record(record, here) == record
+    assert numerics_record.kept_record(record, here) == record
     other = {**here, "modes": {"m": 2}}
-    assert fingerprint.kept_record(record, other) == other
-    assert fingerprint.kept_record(None, here) == here
+    assert numerics_record.kept_record(record, other) == other
+    assert numerics_record.kept_record(None, here) == here
 
 
 def test_the_other_mode_is_the_one_the_committed_results_were_not_made_in():
-    assert other_mode({"in_use": "default"}) == "portable" and other_mode({"in_use": "portable"}) == "default"
+    assert other_mode({"in_use": "portable"}) == "fast" and other_mode({"in_use": "fast"}) == "portable"
+
+
+def test_a_record_made_under_other_mode_names_is_compared_by_what_its_modes_set(capsys):
+    """The other vendor's record (../shared/numerics/) names the modes `default` and `portable`:
+    each of ours is compared with the reference's mode of the same settings, and the verdict reads
+    the reference's mode in use by its settings too."""
+    entries = {"operations": {"linear_proj_forward": "1"}, "training_steps": "2"}
+    ours = {
+        "in_use": "fast",
+        "modes": {
+            "portable": {"settings": numerics.MODES["portable"], "fingerprint": "p", **entries},
+            "fast": {"settings": numerics.MODES["fast"], "fingerprint": "f", **entries},
+        },
+    }
+    older = {
+        "in_use": "default",
+        "cpu": {"vendor": "GenuineIntel", "model": "other"},
+        "modes": {
+            "default": {"settings": numerics.MODES["fast"], **entries},
+            "portable": {"settings": numerics.MODES["portable"], **entries, "training_steps": "3"},
+        },
+    }
+    assert compare(ours, older)  # our fast is their default, entry for entry
+    said = capsys.readouterr().out
+    assert "fast      agrees in all 2 entries (the reference's default)" in said
+    assert "portable  differs in 1 of 2 entries: training_steps" in said
+
+
+@pytest.mark.numerics
+@pytest.mark.skipif(not numerics.has_avx2(), reason="the hash is the x86-64 AVX2 kernel's")
+def test_the_pipelines_adam_computes_as_torchs_fused_adam_in_every_mode():
+    """The fingerprint's Adam entry (two updates of the pipeline's FlatAdam) is one hash in both modes:
+    the fused kernel's square root does not follow MKL's branch. 3d823db9d0d6d7fb is what
+    torch.optim.Adam(fused=True) gave for the entry's inputs on an Intel Xeon in both of its modes
+    (../shared/numerics/): the test holds the two vendors' Adam together wherever it runs
+    (tests/test_train.py holds FlatAdam bit-equal to torch.optim.Adam(fused=True))."""
+    code = "import pipeline; from pipeline.probes import fingerprint as f; print(f.operation_entries()['adam_update'])"  # noqa: E501
+    hashes = set()
+    for mode in numerics.MODES:
+        env = {**os.environ, numerics.MODE_ENV: mode}
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        hashes.add(out.stdout.strip())
+    assert hashes == {"3d823db9d0d6d7fb"}
 
 
 def simulated_record(tmp_path, numerics=None, training=None):
@@ -179,11 +223,11 @@ def results_repo(tmp_path, monkeypatch):
     (tmp_path / "metrics").mkdir()
     (tmp_path / "reports/claims.csv").write_text("id,status\na,pass\nb,note\n")
     record = {
-        "in_use": "default",
+        "in_use": "portable",
         "cpu": {"vendor": "AuthenticAMD", "model": "first"},
         "torch": "t",
         "modes": {
-            "default": {
+            "portable": {
                 "operations": {"linear_proj_forward": "1", "softmax_forward": "2"},
                 "training_steps": "3",
             }
@@ -219,7 +263,7 @@ def test_other_numerics_pass_on_the_verdict_and_say_what_differs(results_repo, c
     """Another machine: one operation rounds otherwise, the regenerated results differ, every claim
     holds: the check passes and names the operation and the files."""
     repo, record = results_repo
-    record["modes"]["default"]["operations"]["linear_proj_forward"] = "other"
+    record["modes"]["portable"]["operations"]["linear_proj_forward"] = "other"
     record["cpu"] = {"vendor": "GenuineIntel", "model": "second"}
     (repo / reproduced.NUMERICS).write_text(json.dumps(record))
     (repo / "reports/claims.csv").write_text("id,status\na,pass\nb,pass\n")
@@ -231,18 +275,18 @@ def test_other_numerics_pass_on_the_verdict_and_say_what_differs(results_repo, c
 
 def test_another_mode_names_the_mode_and_the_operations_it_computes_otherwise(results_repo, capsys):
     repo, record = results_repo
-    portable = {"operations": {"linear_proj_forward": "other", "softmax_forward": "2"}, "training_steps": "3"}
-    record["modes"]["portable"], record["in_use"] = portable, "portable"
+    fast = {"operations": {"linear_proj_forward": "other", "softmax_forward": "2"}, "training_steps": "3"}
+    record["modes"]["fast"], record["in_use"] = fast, "fast"
     (repo / reproduced.NUMERICS).write_text(json.dumps(record))
     status, said = run_check(capsys)
     assert status == 0
     line = next(x for x in said.splitlines() if "otherwise than the committed results' machine" in x)
-    assert line.endswith(": mode portable instead of default, linear_proj_forward"), line
+    assert line.endswith(": mode fast instead of portable, linear_proj_forward"), line
 
 
 def test_other_numerics_and_a_failing_claim_fail(results_repo, capsys):
     repo, record = results_repo
-    record["modes"]["default"]["operations"]["softmax_forward"] = "other"
+    record["modes"]["portable"]["operations"]["softmax_forward"] = "other"
     (repo / reproduced.NUMERICS).write_text(json.dumps(record))
     (repo / "reports/claims.csv").write_text("id,status\na,fail\n")
     status, said = run_check(capsys)

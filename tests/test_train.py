@@ -1,6 +1,8 @@
 import dataclasses
+import functools
 import hashlib
 import io
+import json
 
 import numpy as np
 import pytest
@@ -16,7 +18,14 @@ from pipeline.model.checkpoint import check_fits, load_checkpoint, save_checkpoi
 from pipeline.model.transformer import Transformer
 from pipeline.tokens import BOS, IGNORE
 from pipeline.tools.benchmark.train_step import ParameterAdam
-from tests.conftest import model_config, recorded_bytes, skip_unless_same_numerics, tiny_params
+from tests.conftest import (
+    RECORDED_BYTES,
+    model_config,
+    recorded_bytes,
+    skip_unless_same_numerics,
+    this_machines_operations,
+    tiny_params,
+)
 
 
 def train_data(params):
@@ -111,13 +120,16 @@ def test_training_gives_the_recorded_bytes(name):
 
 @pytest.mark.numerics
 def test_flat_adam_changes_no_bits():
-    """train_model updates all parameters as one flat buffer; Adam over each parameter, as a user
-    writes it, must give the same losses and the same weights, bit for bit; and after training each
-    parameter owns its storage again, as a freshly built model's does."""
+    """train_model updates all parameters as one flat buffer in ATen's fused Adam kernel;
+    torch.optim.Adam(fused=True) over each parameter, as a user writes it, must give the same losses
+    and the same weights, bit for bit; and after training each parameter owns its storage again, as a
+    freshly built model's does."""
     params = tiny_params(model={"dropout": 0.1, "layers": 2}, train={"steps": 12})
     data = train_data(params)
     flat, flat_losses = train_model(params.model, params.train, 0, data)
-    each, each_losses = train_model(params.model, params.train, 0, data, optimizer=ParameterAdam)
+    each, each_losses = train_model(
+        params.model, params.train, 0, data, optimizer=functools.partial(ParameterAdam, fused=True)
+    )
     assert flat_losses == each_losses and state_bytes(flat) == state_bytes(each)
     assert all(
         p.grad is None and p.data.untyped_storage().nbytes() == p.numel() * 4 for p in flat.parameters()
@@ -256,3 +268,24 @@ def test_a_state_saved_under_other_parameters_is_ignored(tmp_path):
         10, torch.zeros(3), torch.optim.Adam([torch.zeros(1, requires_grad=True)]), [1.0]
     )
     assert for_seed(params.model, params.train, 0, len(data["source"]), tmp_path).load() is None
+
+
+def record_bytes(path=RECORDED_BYTES):
+    """Rewrite tests/recorded_bytes.json from this machine, in the numerics mode it runs in: after a
+    change that moves the training's bits on purpose, from the root:
+    `python -c "import pipeline, tests.test_train as t; t.record_bytes()"` (pipeline first: the pin)."""
+    from pipeline.infra import numerics
+
+    training = {}
+    for name, (overrides, seed) in RECORDED_CASES.items():
+        params = tiny_params(train={"steps": 12}, **overrides)
+        model, losses = train_model(params.model, params.train, seed, train_data(params))
+        training[name] = {"weights_sha256": weights_digest(model), "last_loss": losses[-1]}
+    recorded = {
+        **json.loads(path.read_text()),
+        "recorded_on": numerics.cpu_identity(),
+        "torch": torch.__version__,
+    }
+    recorded |= {"numerics": this_machines_operations(), "training": training}
+    path.write_text(json.dumps(recorded, indent=2) + "\n")
+    print(f"written: {path} (mode {numerics.mode()})")

@@ -29,11 +29,17 @@ def check_loss(loss, step, lr, first_loss):
 
 
 class FlatAdam:
-    """The pipeline's optimiser: torch.optim.Adam over all parameters laid end to end in one buffer.
+    """The pipeline's optimiser: Adam (torch.optim.Adam's update) over all parameters laid end to end
+    in one buffer, in ATen's fused kernel.
 
     Adam is elementwise, so one update of the whole buffer gives the same bits as the per-parameter
-    update, in a dozen ops instead of a dozen per parameter: each parameter and its gradient become a
-    view into `flat` and `flat.grad` (backward adds into them).
+    update: each parameter and its gradient become a view into `flat` and `flat.grad` (backward adds
+    into them). The fused kernel is the one `torch.optim.Adam(fused=True)` calls (a test holds the
+    two bit-equal). It takes its square root with the vector unit's own instruction, which is
+    correctly rounded, so every x86-64 CPU computes the update alike; torch.sqrt of a float32 tensor
+    goes through MKL's vector math instead, whose last bit follows MKL's branch and the CPU's vendor.
+    Called directly, without torch.optim, because the Optimizer class imports torch._dynamo (1.7 s a
+    process).
     """
 
     def __init__(self, model, recipe: Recipe):
@@ -44,12 +50,40 @@ class FlatAdam:
         parts = zip(self.weights, self.flat.data.split(sizes), self.flat.grad.split(sizes), strict=True)
         for w, part, part_grad in parts:
             w.data, w.grad = part.view_as(w), part_grad.view_as(w)
-        self.optimizer = torch.optim.Adam(
-            [self.flat], lr=recipe.lr, betas=recipe.betas, eps=recipe.eps, foreach=False
-        )
+        self.betas, self.eps = tuple(recipe.betas), recipe.eps
+        # Adam's moments and its step count (a float32 tensor, as torch.optim.Adam(fused=True) keeps it)
+        self.moments = {"exp_avg": torch.zeros_like(self.flat), "exp_avg_sq": torch.zeros_like(self.flat)}
+        self.count = torch.zeros((), dtype=torch.float32, device=self.flat.device)
 
     def zero_grad(self):
         self.flat.grad.zero_()  # the parameters' gradients are views into it: keep the buffer
+
+    def step(self, lr):
+        """One Adam update of every weight at learning rate `lr` (no weight decay, no amsgrad)."""
+        self.count += 1
+        torch._fused_adam_(
+            [self.flat.data],
+            [self.flat.grad],
+            [self.moments["exp_avg"]],
+            [self.moments["exp_avg_sq"]],
+            [],
+            [self.count],
+            amsgrad=False,
+            lr=lr,
+            beta1=self.betas[0],
+            beta2=self.betas[1],
+            weight_decay=0.0,
+            eps=self.eps,
+            maximize=False,
+        )
+
+    def state_dict(self):
+        return {**self.moments, "step": self.count}
+
+    def load_state_dict(self, state):
+        for name, moment in self.moments.items():
+            moment.copy_(state[name])
+        self.count.copy_(state["step"])
 
     def release(self):
         """Each parameter owns its storage again, as a freshly built model's does."""
@@ -64,7 +98,7 @@ def restore(resume, adam: FlatAdam, seed, recipe: Recipe, on_step):
     if not state:
         return []
     adam.flat.data.copy_(state["flat"])
-    adam.optimizer.load_state_dict(state["optimizer"])
+    adam.load_state_dict(state["optimizer"])
     torch.set_rng_state(state["rng"])
     if state["cuda_rng"]:
         torch.cuda.set_rng_state_all(state["cuda_rng"])
@@ -91,8 +125,9 @@ def train_model(
     """Train one model of `config` with `recipe`; returns it and the loss of every step.
     `on_step(step, loss, lr)` observes.
 
-    `build_model(config)` makes the model and `optimizer(model, recipe)` its optimiser (the speed
-    benchmark passes torch.nn.Transformer of our shape and Adam over each parameter).
+    `build_model(config)` makes the model and `optimizer(model, recipe)` its optimiser, an object
+    with zero_grad(), step(lr) and release() (the speed benchmark passes torch.nn.Transformer of our
+    shape and torch.optim.Adam over each parameter).
     `batches="by_length"` gives every batch rows of one length (pipeline.core.batching): on mixed
     lengths no step pays for padding, 1.20-1.27x faster a step at the lesson's size; the study's
     variants train so (study.train.batches).
@@ -117,8 +152,6 @@ def train_model(
         batch = make_batch(data["source"][rows], data["target"][rows], data["lengths"][rows], device)
         # 2. the learning rate for this step: a pure function of the step (equation 3)
         lr = learning_rate(step, recipe.lr, recipe.warmup)
-        for group in adam.optimizer.param_groups:
-            group["lr"] = lr
         # 3. forward and label-smoothed loss
         logits = model(batch.src, batch.tgt_in, batch.src_mask)  # (B, T, vocab)
         loss = smoothed_loss(logits, batch.target, recipe.label_smoothing)
@@ -127,13 +160,13 @@ def train_model(
         # 4. backward and update
         adam.zero_grad()
         loss.backward()
-        adam.optimizer.step()
+        adam.step(lr)
         losses.append(value)
         # 5. observe, and save the state now and then when resuming is on
         if on_step:
             on_step(step, value, lr)
         if resume and step % resume.every == 0 and step < recipe.steps:
-            resume.save(step, adam.flat, adam.optimizer, losses)
+            resume.save(step, adam.flat, adam, losses)
     adam.release()
     return model, losses
 

@@ -8,7 +8,6 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-import torch
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -48,6 +47,8 @@ def write_npz(path, **arrays):
 def write_torch(path, obj):
     # Saved through a buffer so the archive's inner name is fixed ("archive"), not the temp name:
     # the same checkpoint is then the same bytes, which DVC's content cache relies on.
+    import torch  # here, not at the top: the torch-free stages (numerics) write files too
+
     buffer = io.BytesIO()
     torch.save(obj, buffer)
     write_bytes(path, buffer.getvalue())

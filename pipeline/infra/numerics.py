@@ -1,19 +1,26 @@
 """The CPU code paths every result is computed with, fixed before torch is first imported.
 
 PyTorch (ATen), MKL and oneDNN each pick their kernels by the CPU at run time, and kernels for
-different instruction sets round differently. Capping all three at AVX2 makes every x86-64 CPU of
-one vendor compute alike (an Intel CPU with AVX-512 computes as one without). It does not make an
-AMD and an Intel CPU compute alike: MKL honours its AVX2 branch on Intel CPUs only and runs its
-own choice (AUTO) on others, so the matrix products, and with them every trained weight, differ in
-the last bits between vendors. The numerics fingerprint (pipeline/probes/fingerprint.py,
-`python -m pipeline.tools.numerics`) says which operations two machines compute alike.
+different instruction sets round differently. Capping ATen and oneDNN at AVX2 makes every x86-64
+CPU run their AVX2 kernels (an Intel CPU with AVX-512 computes as one without). MKL's matrix
+products need more: MKL honours a requested branch such as AVX2 on Intel CPUs only and runs its own
+choice (AUTO) on others, so in its fast branches an AMD and an Intel CPU round the products, and with
+them every trained weight, differently in the last bits. MKL's COMPATIBLE branch is one code on the
+CPUs of both vendors. Adam's square root, the other operation that followed MKL's branch, is computed
+in ATen's fused kernel (pipeline.core.training.FlatAdam), which rounds it correctly everywhere. The
+numerics fingerprint (pipeline/probes/fingerprint.py, `python -m pipeline.tools.numerics`) says
+which operations two machines compute alike.
 
 Two modes, chosen by the environment variable PIPELINE_NUMERICS:
-- `default`: the above; the committed results were made with it.
-- `portable`: MKL's COMPATIBLE branch, which MKL documents as the same code on Intel and compatible
-  CPUs, at about 1.6 times the cost of a training step; an opt-in to compare machines of both
-  vendors (`PIPELINE_NUMERICS=portable make repro`), not the committed results' numerics.
-On a CPU without AVX2 (or not x86-64) nothing is pinned. GPU runs are outside both modes.
+- `portable` (the default, and the committed results' numerics): MKL's COMPATIBLE branch. Every
+  x86-64 CPU with AVX2, AMD or Intel, computes every operation of the fingerprint alike, so the same
+  code and parameters give the same bytes there.
+- `fast`: MKL's AVX2 branch (on Intel; MKL's own choice elsewhere), about 1.3-1.5 times faster a
+  matrix product, with bytes of one CPU vendor: an opt-in for quick experiments
+  (`PIPELINE_NUMERICS=fast dvc exp run ...`), whose results the numerics stage marks as another
+  record and whose statistics, not bytes, match the committed ones.
+On a CPU without AVX2 (or not x86-64) nothing is pinned: results there are a fresh draw, checked by
+their statistics. GPU runs are outside both modes.
 
 `pipeline/__init__.py` calls `pin()` so that every `python -m pipeline.…` process, and every
 process importing the package, is pinned before torch loads. The values override the outer
@@ -25,20 +32,28 @@ import platform
 import sys
 import warnings
 
-# Each mode's settings, each library in its own spelling.
+# Each mode's settings, each library in its own spelling; the first is the committed results' mode.
 MODES = {
-    "default": {
+    "portable": {
         "ATEN_CPU_CAPABILITY": "avx2",  # PyTorch's own vectorised kernels (softmax, elementwise ops)
-        "MKL_CBWR": "AVX2",  # MKL's conditional numerical reproducibility: matrix products (Intel only)
+        "MKL_CBWR": "COMPATIBLE",  # MKL's conditional numerical reproducibility: one branch on every vendor
         "ONEDNN_MAX_CPU_ISA": "AVX2",  # oneDNN (mkldnn) kernels
     },
-    "portable": {
+    "fast": {
         "ATEN_CPU_CAPABILITY": "avx2",
-        "MKL_CBWR": "COMPATIBLE",  # the branch MKL documents as the same on Intel and compatible CPUs
+        "MKL_CBWR": "AVX2",  # MKL's AVX2 branch on Intel CPUs; on others MKL runs its own choice
         "ONEDNN_MAX_CPU_ISA": "AVX2",
     },
 }
-PINNED = MODES["default"]
+# Which machines give each mode's bytes: the promise the README and the report state.
+MACHINES = {
+    "portable": "every x86-64 CPU with AVX2, AMD or Intel (an Intel Xeon's fingerprint agrees in every "
+    "operation); CPUs without AVX2, other architectures and GPUs compute otherwise",
+    "fast": "x86-64 CPUs with AVX2 of the recording CPU's vendor only (MKL's fast branches round the "
+    "matrix products otherwise on the other vendor's CPUs)",
+}
+COMMITTED = "portable"
+PINNED = MODES[COMMITTED]  # the variables every mode sets
 MODE_ENV = "PIPELINE_NUMERICS"
 # Set to 1 only to measure what the pin changes (the pin's own test does): results then follow
 # whatever CPU runs them.
@@ -46,8 +61,8 @@ UNPINNED_ENV = "PIPELINE_UNPINNED_NUMERICS"
 
 
 def mode():
-    """The numerics mode this process runs with (PIPELINE_NUMERICS, `default` when unset)."""
-    chosen = os.environ.get(MODE_ENV) or "default"
+    """The numerics mode this process runs with (PIPELINE_NUMERICS, the committed mode when unset)."""
+    chosen = os.environ.get(MODE_ENV) or COMMITTED
     if chosen not in MODES:  # read at import, before any stage can report errors its own way
         sys.exit(f"error: {MODE_ENV} = {chosen!r} is invalid: expected one of {', '.join(MODES)}")
     return chosen

@@ -8,9 +8,8 @@ and nothing tracked may, or a rerun would leave the tree dirty.
 import platform
 import sys
 import time
+from importlib import metadata
 from pathlib import Path
-
-import torch
 
 from pipeline.infra import files
 
@@ -18,15 +17,22 @@ RUNS_DIR = Path("runs")
 
 
 def environment():
-    return {
+    """Versions and this process's compute: torch's device and threads where the stage loaded torch
+    (the numerics stage's own process does not: its children measure)."""
+    found = {
         "python": sys.version.split()[0],
-        "torch": torch.__version__,
+        "torch": metadata.version("torch"),
         "platform": platform.platform(),
         "processor": platform.processor() or platform.machine(),
-        "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
-        "threads": torch.get_num_threads(),
-        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
     }
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        found |= {
+            "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+            "threads": torch.get_num_threads(),
+            "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        }
+    return found
 
 
 def record_run(stage, seconds, **extra):

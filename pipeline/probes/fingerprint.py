@@ -7,16 +7,11 @@ operation rounds differently (the matrix products of MKL, a vectorised kernel of
 draw). Inputs come from NumPy's seeded generator, never from torch, so that each entry depends on
 its own operation alone. The entries follow the training step in order: embedding, dropout,
 attention, LayerNorm, feed-forward, loss, backward, Adam; then a short training run end to end.
+The record made of them (one process a mode, compared and kept) is pipeline/probes/numerics_record.py.
 """
 
 import dataclasses
 import hashlib
-import json
-import os
-import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -24,9 +19,7 @@ import torch.nn.functional as F
 
 from pipeline.core import lesson
 from pipeline.core.recipe import smoothed_loss
-from pipeline.core.training import train_model
-from pipeline.infra import numerics
-from pipeline.infra.errors import DataError, PipelineError
+from pipeline.core.training import FlatAdam, train_model
 from pipeline.model.positions import sinusoidal_positions
 
 # The lesson's training step: batch 64 of 10 digits, d_model 32, 4 heads, d_ff 128, 11 tokens.
@@ -59,8 +52,11 @@ class Inputs:
 
 
 def backward(output, *inputs, rng: Inputs):
-    """The gradients of `inputs` for a fixed upstream gradient of `output`'s shape."""
-    return torch.autograd.grad(output, inputs, rng.normal(*output.shape))
+    """The gradients of `inputs` for a fixed upstream gradient of `output`'s shape: backward from
+    sum(output x upstream), whose gradient at `output` is `upstream` bit for bit (1 x u = u). An
+    explicit upstream gradient would do the same and import torch's symbolic shapes (1 s a process)."""
+    upstream = rng.normal(*output.shape)
+    return torch.autograd.grad((output * upstream).sum(), inputs)
 
 
 def linear_entries(rng):
@@ -156,14 +152,14 @@ def dropout_entries():
 
 
 def adam_entry(rng):
-    """One torch.optim.Adam update of a flat buffer the size of the lesson's model (59,744 weights),
-    after a first step so that both moments are non-zero."""
-    weights = torch.nn.Parameter(rng.normal(59_744))
-    adam = torch.optim.Adam([weights], lr=2e-3, betas=(0.9, 0.98), eps=1e-9, foreach=False)
+    """Two updates of the pipeline's own Adam (pipeline.core.training.FlatAdam) over a buffer the size
+    of the lesson's model (59,744 weights), so that both moments are non-zero."""
+    weights = torch.nn.ParameterList([rng.normal(59_744)])
+    adam = FlatAdam(weights, lesson.RECIPE)
     for _ in range(2):
-        weights.grad = rng.normal(59_744)
-        adam.step()
-    return {"adam_update": digest(weights.data)}
+        adam.flat.grad.copy_(rng.normal(59_744))
+        adam.step(2e-3)
+    return {"adam_update": digest(adam.flat.data)}
 
 
 def training_entry():
@@ -196,87 +192,3 @@ def fingerprint():
     """Every entry: the operations, then a short training run of the pipeline's own model and loop
     (which the code changes too, not the machine alone)."""
     return {**operation_entries(), **training_entry()}
-
-
-def differing(ours, theirs):
-    """The entries whose hashes differ (or that only one side has), in ours' order."""
-    names = list(ours) + [k for k in theirs if k not in ours]
-    return [k for k in names if ours.get(k) != theirs.get(k)]
-
-
-# ------------------------------------------------------------------------------------- the record
-
-# One fresh process per mode: MKL reads its branch once, at its first call.
-CHILD = (
-    "import pipeline, json; from pipeline.probes.fingerprint import entries_of_this_process as e; print(e())"
-)
-
-
-def combined(entries):
-    """One short id for a mode's operations: equal ids, equal entries."""
-    return hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()[:12]
-
-
-def entries_of_this_process():
-    """This process's entries and capability as JSON (the child of `measure`)."""
-    return json.dumps({"capability": torch.backends.cpu.get_cpu_capability(), "entries": fingerprint()})
-
-
-def mode_entries(record, mode):
-    """Every entry of one mode of a record: its operations, then the training run's."""
-    measured = record["modes"][mode]
-    return {**measured["operations"], "training_steps": measured["training_steps"]}
-
-
-def measure_mode(mode):
-    env = {**os.environ, numerics.MODE_ENV: mode}
-    env.pop(numerics.UNPINNED_ENV, None)
-    out = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True)
-    if out.returncode:
-        raise PipelineError(f"the fingerprint of mode {mode} failed: {out.stderr.strip().splitlines()[-1]}")
-    measured = json.loads(out.stdout.splitlines()[-1])
-    operations = dict(measured["entries"])
-    training = operations.pop("training_steps")
-    return {
-        "settings": numerics.MODES[mode],
-        "capability": measured["capability"],
-        "fingerprint": combined(operations),  # the machine's: the operations alone
-        "operations": operations,
-        "training_steps": training,  # the code's too: the model and the loop
-    }
-
-
-def measure():
-    """This machine's record: its CPU, the mode this process runs with, and every mode's entries
-    (the modes measured side by side, one process each)."""
-    with ThreadPoolExecutor(len(numerics.MODES)) as pool:
-        modes = dict(zip(numerics.MODES, pool.map(measure_mode, numerics.MODES), strict=True))
-    return {
-        "in_use": numerics.mode(),
-        "cpu": numerics.cpu_identity(),
-        "torch": torch.__version__,
-        "modes": modes,
-    }
-
-
-def kept_record(previous, measured):
-    """What the numerics stage writes: the record measured here, but the CPU of `previous` where
-    every entry agrees (the machine that first made these numerics), so that another machine that
-    computes alike leaves the file, and every result downstream of it, as it was."""
-    same = previous and {k: v for k, v in previous.items() if k != "cpu"} == {
-        k: v for k, v in measured.items() if k != "cpu"
-    }
-    return {**measured, "cpu": previous["cpu"]} if same else measured
-
-
-def read_record(path):
-    """A fingerprint record from a file, with a clear error when it is missing or not one."""
-    try:
-        record = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise DataError(f"{path} not found: run `dvc repro numerics`, or name a fingerprint file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise DataError(f"{path} is not a numerics fingerprint (not JSON)") from None
-    if not isinstance(record, dict) or not {"in_use", "cpu", "modes"} <= record.keys():
-        raise DataError(f"{path} is not a numerics fingerprint (no in_use, cpu and modes)")
-    return record

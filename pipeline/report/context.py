@@ -50,7 +50,7 @@ def study_context(study, meta, diagnosis):
             for k in study
             if k.startswith(prefix) and k.endswith("_seq_acc")
         ]
-        rows[v] = {
+        rows[v] = {  # the variant's parameters, then its results
             **meta["variants"][v],
             "reach": study[f"{v}_bar_up_to_length"],
             "lowest": study[f"{v}_{lowest}"],
@@ -72,9 +72,8 @@ def study_context(study, meta, diagnosis):
 
 def search_context(search):
     rows = search["rows"]
-    ranked = sorted(
-        rows, key=lambda r: (r["reach"], r.get("acc_20") or 0, r.get("acc_40") or 0), reverse=True
-    )
+    reach = lambda r: (r["reach"], r.get("acc_20") or 0, r.get("acc_40") or 0)  # noqa: E731
+    ranked = sorted(rows, key=reach, reverse=True)
     return {"rows": rows, "best": ranked[0] if ranked else None, "bar": search["bar"]}
 
 

@@ -4,7 +4,7 @@ Runs on every `dvc repro` (always_changed): where this machine computes every op
 that wrote metrics/numerics.json, the file stays as it was and nothing downstream reruns; where it
 computes otherwise (another CPU vendor, PIPELINE_NUMERICS=portable), the file changes and every
 stage that computes with torch reruns, so that results and the fingerprint beside them always agree.
-The work is in pipeline/probes/fingerprint.py.
+The work is in pipeline/probes/numerics_record.py (the record) and fingerprint.py (the measures).
 """
 
 import time
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pipeline.infra import files, runlog
 from pipeline.infra.errors import PipelineError, stage_entry
-from pipeline.probes.fingerprint import kept_record, measure, read_record
+from pipeline.probes.numerics_record import kept_record, measure, read_record
 
 PATH = Path("metrics/numerics.json")
 

@@ -1,7 +1,7 @@
 """Does this machine compute as the one that made the committed results?
 
 `python -m pipeline.tools.numerics` computes the numerics fingerprint of this machine in both
-modes (pipeline/infra/numerics.py: `default`, the committed results', and `portable`) and names,
+modes (pipeline/infra/numerics.py: `portable`, the committed results', and `fast`) and names,
 for each, the operations that round differently from the fingerprint the committed results were
 made with (metrics/numerics.json, or `--against` another machine's file). Where the mode in use
 agrees entry for entry, `make repro` reproduces every committed result to the byte; where it does
@@ -21,9 +21,15 @@ import time
 
 from pipeline.infra import files, numerics
 from pipeline.infra.errors import stage_entry
-from pipeline.probes.fingerprint import differing, measure, mode_entries, read_record
+from pipeline.probes.numerics_record import differing, measure, mode_entries, read_record
 
 REFERENCE = "metrics/numerics.json"
+
+
+def reference_mode(reference, settings):
+    """The reference's name for the mode of these settings (a record made under other mode names,
+    such as one from before the committed mode was renamed, is matched by what its modes set), or None."""
+    return next((name for name, m in reference["modes"].items() if m["settings"] == settings), None)
 
 
 def compare(ours, reference):
@@ -33,16 +39,21 @@ def compare(ours, reference):
     print(f"reference: {made_on['model']} ({made_on['vendor']}), results made in mode {reference['in_use']}")
     agrees = True
     for mode, measured in ours["modes"].items():
-        if mode not in reference["modes"]:
+        theirs = reference_mode(reference, measured["settings"])
+        if theirs is None:
             print(f"  {mode:9s} not in the reference")
             continue
+        named = "" if theirs == mode else f" (the reference's {theirs})"
         entries = mode_entries(ours, mode)
-        diff = differing(entries, mode_entries(reference, mode))
+        diff = differing(entries, mode_entries(reference, theirs))
         if diff:
-            print(f"  {mode:9s} differs in {len(diff)} of {len(entries)} entries: {', '.join(diff)}")
+            print(f"  {mode:9s} differs in {len(diff)} of {len(entries)} entries{named}: {', '.join(diff)}")
         else:
-            print(f"  {mode:9s} agrees in all {len(entries)} entries (fingerprint {measured['fingerprint']})")
-        if mode == reference["in_use"]:
+            print(
+                f"  {mode:9s} agrees in all {len(entries)} entries{named} "
+                f"(fingerprint {measured['fingerprint']})"
+            )
+        if theirs == reference["in_use"]:
             agrees = not diff and ours["in_use"] == mode
     return agrees
 
@@ -77,12 +88,13 @@ def main():
         files.write_json(args.write, ours)
         print(f"written: {args.write}")
     agrees = compare(ours, reference)
-    in_use = reference["in_use"]
+    in_use = ours["in_use"]
     if agrees:
-        print(f"mode {in_use} computes as the reference: `make repro` gives the same bytes")
+        print(f"mode {in_use} computes as the reference's results: `make repro` gives the same bytes")
     else:
         print(
-            f"mode {in_use} computes otherwise than the reference: results will differ in the last bits "
+            f"mode {in_use} computes otherwise than the reference's results (made in its mode "
+            f"{reference['in_use']}): results will differ in the last bits "
             f"(set {numerics.MODE_ENV} to compare another mode); the claims' verdict is what must hold"
         )
     sys.exit(0 if agrees else 1)

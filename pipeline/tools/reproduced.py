@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 from pipeline.infra.errors import DataError, stage_entry
-from pipeline.probes.fingerprint import differing, mode_entries, read_record
+from pipeline.probes.numerics_record import differing, mode_entries, read_record
 from pipeline.tools.verdict import judge, read_deviations, read_statuses, summary
 
 NUMERICS = "metrics/numerics.json"

@@ -16,17 +16,23 @@ from pipeline.tools.benchmark.workload import training_rows, with_steps
 
 
 class ParameterAdam:
-    """torch.optim.Adam over each parameter, as a user writes it (`foreach` as torch takes it): the
-    comparison for the pipeline's flat Adam (pipeline.core.training.FlatAdam)."""
+    """torch.optim.Adam over each parameter, as a user writes it (`foreach` and `fused` as torch takes
+    them; torch's default on the CPU is neither): the comparison for the pipeline's flat Adam
+    (pipeline.core.training.FlatAdam)."""
 
-    def __init__(self, model, recipe, foreach=False):
+    def __init__(self, model, recipe, foreach=False, fused=None):
         self.weights = list(model.parameters())
         self.optimizer = torch.optim.Adam(
-            self.weights, lr=recipe.lr, betas=recipe.betas, eps=recipe.eps, foreach=foreach
+            self.weights, lr=recipe.lr, betas=recipe.betas, eps=recipe.eps, foreach=foreach, fused=fused
         )
 
     def zero_grad(self):
         self.optimizer.zero_grad(set_to_none=True)
+
+    def step(self, lr):
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        self.optimizer.step()
 
     def release(self):
         pass  # each parameter owned its storage throughout

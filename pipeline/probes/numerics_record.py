@@ -1,0 +1,102 @@
+"""The numerics record (metrics/numerics.json): every mode's fingerprint measured side by side, one
+fresh process a mode, then compared and kept. Torch-free on purpose: the numerics stage runs on every
+`dvc repro`, and only its children, which measure (pipeline/probes/fingerprint.py), pay torch's import.
+"""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from importlib import metadata
+from pathlib import Path
+
+from pipeline.infra import numerics
+from pipeline.infra.errors import DataError, PipelineError
+
+
+def differing(ours, theirs):
+    """The entries whose hashes differ (or that only one side has), in ours' order."""
+    names = list(ours) + [k for k in theirs if k not in ours]
+    return [k for k in names if ours.get(k) != theirs.get(k)]
+
+
+# One fresh process per mode: MKL reads its branch once, at its first call.
+CHILD = (
+    "import pipeline; from pipeline.probes import numerics_record as r; print(r.entries_of_this_process())"
+)
+
+
+def combined(entries):
+    """One short id for a mode's operations: equal ids, equal entries."""
+    return hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def entries_of_this_process():
+    """This process's entries and capability as JSON (the child of `measure`)."""
+    import torch
+
+    from pipeline.probes.fingerprint import fingerprint
+
+    return json.dumps({"capability": torch.backends.cpu.get_cpu_capability(), "entries": fingerprint()})
+
+
+def mode_entries(record, mode):
+    """Every entry of one mode of a record: its operations, then the training run's."""
+    measured = record["modes"][mode]
+    return {**measured["operations"], "training_steps": measured["training_steps"]}
+
+
+def measure_mode(mode):
+    env = {**os.environ, numerics.MODE_ENV: mode}
+    env.pop(numerics.UNPINNED_ENV, None)
+    out = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True)
+    if out.returncode:
+        raise PipelineError(f"the fingerprint of mode {mode} failed: {out.stderr.strip().splitlines()[-1]}")
+    measured = json.loads(out.stdout.splitlines()[-1])
+    operations = dict(measured["entries"])
+    training = operations.pop("training_steps")
+    return {
+        "settings": numerics.MODES[mode],
+        "capability": measured["capability"],
+        "fingerprint": combined(operations),  # the machine's: the operations alone
+        "operations": operations,
+        "training_steps": training,  # the code's too: the model and the loop
+    }
+
+
+def measure():
+    """This machine's record: its CPU, the mode this process runs with, and every mode's entries
+    (the modes measured side by side, one process each)."""
+    with ThreadPoolExecutor(len(numerics.MODES)) as pool:
+        modes = dict(zip(numerics.MODES, pool.map(measure_mode, numerics.MODES), strict=True))
+    return {
+        "in_use": numerics.mode(),
+        "cpu": numerics.cpu_identity(),
+        "torch": metadata.version("torch"),
+        "modes": modes,
+    }
+
+
+def kept_record(previous, measured):
+    """What the numerics stage writes: the record measured here, but the CPU of `previous` where
+    every entry agrees (the machine that first made these numerics), so that another machine that
+    computes alike leaves the file, and every result downstream of it, as it was."""
+    same = previous and {k: v for k, v in previous.items() if k != "cpu"} == {
+        k: v for k, v in measured.items() if k != "cpu"
+    }
+    return {**measured, "cpu": previous["cpu"]} if same else measured
+
+
+def read_record(path):
+    """A fingerprint record from a file, with a clear error when it is missing or not one."""
+    try:
+        record = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise DataError(f"{path} not found: run `dvc repro numerics`, or name a fingerprint file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise DataError(f"{path} is not a numerics fingerprint (not JSON)") from None
+    if not isinstance(record, dict) or not {"in_use", "cpu", "modes"} <= record.keys():
+        raise DataError(f"{path} is not a numerics fingerprint (no in_use, cpu and modes)")
+    return record
