@@ -8,7 +8,8 @@ import pytest
 
 from pipeline.core.decoding import greedy_accuracy
 from pipeline.infra.errors import ConfigError
-from pipeline.model.handset import SUMS, check_fits, counting_sort_model
+from pipeline.model.handset import SUMS, counting_sort_model
+from pipeline.model.options import check_handset_fits
 
 
 def sequences(length, rows=1000, seed=0):
@@ -47,8 +48,8 @@ def test_without_its_constant_or_its_sink_layernorm_breaks_the_count():
 
 
 def test_it_needs_the_sums_architecture():
-    check_fits(SUMS)
+    check_handset_fits(SUMS)
     with pytest.raises(ConfigError, match="handset needs d_model 32"):
-        check_fits(dataclasses.replace(SUMS, d_model=64))
+        check_handset_fits(dataclasses.replace(SUMS, d_model=64))
     with pytest.raises(ConfigError, match="attention softmax"):
-        check_fits(dataclasses.replace(SUMS, attention="softmax"))
+        check_handset_fits(dataclasses.replace(SUMS, attention="softmax"))

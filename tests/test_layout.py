@@ -2,6 +2,7 @@
 names public, and nothing tracked speaks of tickets instead of things."""
 
 import ast
+import importlib.metadata
 import re
 import subprocess
 import sys
@@ -94,6 +95,40 @@ def test_the_model_imports_torch_the_standard_library_infra_and_the_vocabulary_o
                     )
                 else:
                     assert top in allowed_third_party or top in sys.stdlib_module_names, (path, name)
+
+
+def top_level_imports(path):
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            yield from (alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.module.split(".")[0]
+
+
+def test_every_library_the_code_imports_is_pinned_in_requirements():
+    """One that arrives only through another library's requirements can vanish with its next version."""
+    lines = (ROOT / "requirements.txt").read_text().splitlines()
+    pinned = {re.split(r"[=<>~ ]", line)[0].lower() for line in lines if line and not line.startswith("#")}
+    ours = {"pipeline", "tests", "conftest", "tiny_clone"}
+    imported = {name for path in [*modules(), *ROOT.glob("tests/*.py")] for name in top_level_imports(path)}
+    libraries = imported - ours - set(sys.stdlib_module_names)
+    providers = importlib.metadata.packages_distributions()
+    unpinned = {
+        name: providers.get(name) for name in libraries if not pinned & {d.lower() for d in providers[name]}
+    }
+    assert libraries >= {"torch", "numpy", "jinja2"} and not unpinned, f"not in requirements.txt: {unpinned}"
+
+
+def test_parsing_parameters_loads_neither_torch_nor_the_hand_set_construction():
+    """The stages that only read results (data, report) start without torch's seconds of import."""
+    probe = (
+        "import sys, pipeline.core.params, pipeline.core.lesson, pipeline.stages.report, pipeline.stages.data"
+    )
+    probe += "; print(sorted({'torch', 'pipeline.model.handset'} & set(sys.modules)))"
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert loaded.stdout.strip() == "[]", loaded.stdout + loaded.stderr
 
 
 def test_no_module_imports_form_a_cycle():

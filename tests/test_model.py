@@ -1,5 +1,9 @@
+import pytest
 import torch
 
+from pipeline.model import options
+from pipeline.model.attention import WEIGHTS
+from pipeline.model.positions import SCHEMES, Randomized, Sinusoidal
 from pipeline.model.transformer import (
     DecoderLayer,
     Dropout,
@@ -106,3 +110,19 @@ def test_dropout_keeps_one_minus_p_of_the_elements_and_preserves_the_mean():
     torch.manual_seed(0)
     assert torch.equal(drop(x), y)  # the same generator state, the same mask
     assert drop.eval()(x) is x and Dropout(0.0).train()(x) is x
+
+
+def test_the_torch_free_option_names_are_the_models_own():
+    assert set(options.POSITIONS) == set(SCHEMES) and set(options.WEIGHTINGS) == set(WEIGHTS)
+    assert set(options.GATED) <= set(WEIGHTS)
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMES))
+def test_each_position_schemes_rules_describe_what_its_module_does(name):
+    """The facts the parameter rules read (pipeline/model/options.py) against the module itself."""
+    rules = options.POSITIONS[name]
+    scheme = SCHEMES[name](model_config(positions=name, d_model=16, heads=2, max_len=12))
+    source = torch.zeros(2, 5, dtype=torch.long)
+    assert scheme.source(source).shape[1] - source.shape[1] == rules.source_rows
+    assert isinstance(scheme, Sinusoidal) == rules.sinusoids
+    assert isinstance(scheme, Randomized) == rules.draws_positions

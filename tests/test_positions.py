@@ -10,11 +10,12 @@ import torch
 from pipeline.core.batching import make_batch
 from pipeline.core.data import make_datasets
 from pipeline.core.decoding import beam_search, greedy, greedy_cached, seed_test_draws
-from pipeline.core.recipe import smoothed_loss
+from pipeline.core.loss import smoothed_loss
 from pipeline.core.training import train_model
 from pipeline.infra.errors import ConfigError
-from pipeline.model.attention import WEIGHTS, attention_kinds, visible_keys
+from pipeline.model.attention import WEIGHTS, visible_keys
 from pipeline.model.config import ModelConfig
+from pipeline.model.options import attention_kinds
 from pipeline.model.positions import SCHEMES, alibi_bias, random_positions
 from pipeline.model.transformer import (
     MultiHeadAttention,

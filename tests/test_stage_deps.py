@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.tools.stage_deps import import_closure, rewritten, stages
+from pipeline.tools.stage_deps import command_files, import_closure, rewritten, stages
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXT = (ROOT / "dvc.yaml").read_text()
@@ -21,7 +21,7 @@ def test_stage_deps_equal_the_import_closure(name, module, deps):
     code = import_closure(module)
     repeated = sorted({d for d in deps if deps.count(d) > 1})
     assert not repeated, f"stage {name}: dvc.yaml lists deps twice: {', '.join(repeated)}"
-    listed = {d for d in deps if d.endswith(".py")}
+    listed = {d for d in deps if d.startswith("pipeline/")} - set(command_files(TEXT)[name])
     missing, extra = sorted(code - listed), sorted(listed - code)
     hint = " (python -m pipeline.tools.stage_deps --write)"
     assert not missing, f"stage {name}: dvc.yaml lacks deps it imports: {', '.join(missing)}{hint}"
@@ -36,6 +36,35 @@ def test_the_closure_follows_imports_through_other_modules():
     closure = import_closure("pipeline.stages.train")
     assert {"pipeline/__init__.py", "pipeline/infra/numerics.py", "pipeline/core/resume.py"} <= closure
     assert "pipeline/report/readme.py" not in closure
+
+
+def test_a_package_run_with_dash_m_brings_its_main_and_what_main_imports():
+    closure = import_closure("pipeline.tools.benchmark")
+    assert {"pipeline/tools/benchmark/__init__.py", "pipeline/tools/benchmark/__main__.py"} <= closure
+    assert {"pipeline/tools/benchmark/suite.py", "pipeline/core/training.py"} <= closure
+
+
+def test_only_the_stages_that_build_the_hand_set_model_depend_on_its_construction():
+    builders = {name for name, _, deps in STAGES if "pipeline/model/handset.py" in deps}
+    assert builders == {"variant", "study", "search"}  # search: frozen, rerun on purpose
+
+
+def test_the_data_files_a_module_reads_are_deps_as_its_code_is():
+    report, architecture = (
+        import_closure("pipeline.stages.report"),
+        import_closure("pipeline.stages.architecture"),
+    )
+    templates = {"pipeline/report/templates/README.md.j2", "pipeline/report/templates/APPENDIX.md.j2"}
+    assert {"pipeline/report/claims.yaml", *templates} <= report
+    assert (
+        "pipeline/probes/lesson10_layers.txt" in architecture
+        and "pipeline/report/claims.yaml" not in architecture
+    )
+
+
+def test_a_file_the_command_line_names_is_a_dep():
+    search = next(deps for name, _, deps in STAGES if name == "search")
+    assert "pipeline/study/search.yaml" in search
 
 
 def test_dvc_yaml_reads_at_a_glance():

@@ -10,9 +10,10 @@ import torch
 
 from pipeline.core.batching import make_batch
 from pipeline.core.data import make_datasets
-from pipeline.core.recipe import smoothed_loss
+from pipeline.core.loss import smoothed_loss
 from pipeline.core.training import loss_summary, train_model
-from pipeline.infra import files
+from pipeline.infra import files, pool
+from pipeline.infra.device import set_up_worker
 from pipeline.infra.errors import DataError, TrainingDiverged
 from pipeline.model.checkpoint import check_fits, load_checkpoint, save_checkpoint
 from pipeline.model.transformer import Transformer
@@ -116,6 +117,33 @@ def test_training_gives_the_recorded_bytes(name):
     model, losses = train_model(params.model, params.train, seed, train_data(params))
     expected = recorded["training"][name]
     assert weights_digest(model) == expected["weights_sha256"] and losses[-1] == expected["last_loss"]
+
+
+def trained_digest(seed):
+    """Worker: seed `seed`'s tiny model, trained after the workers' own set-up, as its digest."""
+    set_up_worker("cpu")
+    params = tiny_params(train={"steps": 12}, model={"dropout": 0.1})
+    return weights_digest(train_model(params.model, params.train, seed, train_data(params))[0])
+
+
+@pytest.fixture
+def deterministic_restored():
+    before = torch.are_deterministic_algorithms_enabled()
+    yield
+    torch._C._set_deterministic_algorithms(before)  # as set_up_worker sets it
+
+
+@pytest.mark.slow
+def test_a_seed_trains_to_the_same_bytes_forked_spawned_or_in_this_process(
+    monkeypatch, deterministic_restored
+):
+    """The pool forks where it can (fast) and spawns elsewhere: the start must not move a bit."""
+    here = [trained_digest(seed) for seed in (0, 1)]
+    assert torch.are_deterministic_algorithms_enabled() and torch.get_num_threads() == 1
+    for start in ("fork", "spawn"):
+        monkeypatch.setattr(pool, "START", start)
+        assert pool.run_jobs(trained_digest, [(0,), (1,)], workers=2) == here, start
+    assert here[0] != here[1]
 
 
 @pytest.mark.numerics

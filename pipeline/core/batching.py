@@ -9,6 +9,12 @@ from pipeline.model.transformer import padding_mask
 from pipeline.tokens import BOS, IGNORE
 
 
+def decoder_input(tokens):
+    """BOS, then `tokens` (B, T) shifted right by one: what the decoder reads while it is shown
+    `tokens`, one position behind (teacher forcing)."""
+    return torch.cat([torch.full_like(tokens[:, :1], BOS), tokens[:, :-1]], dim=1)
+
+
 @dataclass
 class Batch:
     src: torch.Tensor  # (B, T) digits, 0 where padded
@@ -24,7 +30,7 @@ def make_batch(source, target, lengths, device="cpu"):
     T = int(lengths.max())
     src = torch.as_tensor(np.asarray(source)[:, :T], dtype=torch.long, device=device)
     tgt = torch.as_tensor(np.asarray(target)[:, :T], dtype=torch.long, device=device)
-    tgt_in = torch.cat([torch.full_like(tgt[:, :1], BOS), tgt[:, :-1]], dim=1)  # teacher forcing
+    tgt_in = decoder_input(tgt)
     padded = torch.arange(T, device=device)[None, :] >= lengths[:, None]
     has_padding = bool(padded.any())
     return Batch(

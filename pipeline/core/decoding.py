@@ -4,6 +4,7 @@ key/value cache), the paper's beam search, and teacher forcing."""
 import numpy as np
 import torch
 
+from pipeline.core.batching import decoder_input
 from pipeline.tokens import BOS
 
 
@@ -12,6 +13,12 @@ def seed_test_draws(length):
     seed it by the length measured, so that a test's draws depend on nothing else, not on the
     seeds a worker evaluated before. Models of other schemes draw nothing at test time."""
     torch.manual_seed(1_000_003 * length)
+
+
+def never_bos(logits):
+    """The logits (..., vocab) with BOS ruled out, in place: BOS opens the output and is never in it."""
+    logits[..., BOS] = float("-inf")
+    return logits
 
 
 @torch.no_grad()
@@ -25,8 +32,7 @@ def greedy(model, src, out_len=None, src_mask=None):
     memory = model.encode(src, src_mask)
     y = torch.full((src.shape[0], 1), BOS, dtype=torch.long, device=src.device)
     for _ in range(out_len):
-        logits = model.decode(y, memory, src_mask)[:, -1]  # (B, vocab): only the last position
-        logits[:, BOS] = float("-inf")  # BOS is never an output
+        logits = never_bos(model.decode(y, memory, src_mask)[:, -1])  # (B, vocab): the last position
         y = torch.cat([y, logits.argmax(-1, keepdim=True)], dim=1)
     return y[:, 1:]
 
@@ -44,8 +50,7 @@ def greedy_cached(model, src, out_len=None, src_mask=None):
     token = torch.full((src.shape[0],), BOS, dtype=torch.long, device=src.device)
     out = []
     for _ in range(out_len):
-        logits = model.decode_step(token, cache)  # (B, vocab)
-        logits[:, BOS] = float("-inf")  # BOS is never an output
+        logits = never_bos(model.decode_step(token, cache))  # (B, vocab)
         token = logits.argmax(-1)
         out.append(token)
     return torch.stack(out, dim=1)  # (B, out_len)
@@ -80,8 +85,7 @@ def beam_search(model, src, beam_size=4, alpha=0.6, out_len=None, src_mask=None)
     history = torch.empty(B, K, 0, dtype=torch.long, device=src.device)
     first_row = torch.arange(B, device=src.device)[:, None] * K  # (B, 1)
     for _ in range(out_len):
-        logits = model.decode_step(token, cache)  # (B K, vocab)
-        logits[:, BOS] = float("-inf")  # BOS is never an output
+        logits = never_bos(model.decode_step(token, cache))  # (B K, vocab)
         vocab = logits.shape[-1]
         total = scores[:, :, None] + logits.log_softmax(-1).view(B, K, vocab)  # (B, K, vocab)
         scores, best = total.view(B, K * vocab).topk(K, dim=1)  # (B, K), best first
@@ -95,16 +99,13 @@ def beam_search(model, src, beam_size=4, alpha=0.6, out_len=None, src_mask=None)
 
 def shifted_targets(src):
     """The decoder's input under teacher forcing: BOS, then the sorted source shifted right."""
-    target = src.sort(-1).values
-    return torch.cat([torch.full_like(target[:, :1], BOS), target[:, :-1]], dim=1)
+    return decoder_input(src.sort(-1).values)
 
 
 @torch.no_grad()
 def teacher_forced(model, src, tgt_in, src_mask=None):
     """Each position's most probable token when the decoder reads the correct answer so far."""
-    logits = model(src, tgt_in, src_mask)
-    logits[..., BOS] = float("-inf")
-    return logits.argmax(-1)
+    return never_bos(model(src, tgt_in, src_mask)).argmax(-1)
 
 
 def accuracy(pred, target):

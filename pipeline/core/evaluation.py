@@ -15,7 +15,7 @@ from pipeline.core.decoding import (
     teacher_forced,
 )
 from pipeline.core.lesson import EXAMPLE_INPUT
-from pipeline.infra.device import resolve_device
+from pipeline.infra.device import set_up_worker
 from pipeline.infra.tables import csv_text
 from pipeline.model.checkpoint import check_fits, checkpoint_path, load_checkpoint
 from pipeline.model.config import longest_source
@@ -66,8 +66,7 @@ REFERENCE_ROWS = 1000  # teacher-forced sequences on which ours and nn.Transform
 def evaluate_seed(params, seed, test, models_dir):
     """Worker: one checkpoint's accuracies at every test length, its greedy failures, the lesson's
     example, and how far its logits lie from nn.Transformer's holding the same weights."""
-    torch.set_num_threads(1)  # the same bytes on any machine, however many run beside it
-    device, lengths, ev = resolve_device(params.train.device), params.data.test_lengths, params.evaluate
+    device, lengths, ev = set_up_worker(params.train.device), params.data.test_lengths, params.evaluate
     path = checkpoint_path(models_dir, seed)
     model, _ = load_checkpoint(path, device)
     check_fits(model, lengths, path)

@@ -25,10 +25,8 @@ from pipeline.infra.rules import (
     required,
     section,
 )
-from pipeline.model.attention import KINDS, WEIGHTS
 from pipeline.model.config import ModelConfig, check_config, check_heads, longest_source
-from pipeline.model.handset import check_fits
-from pipeline.model.positions import SCHEMES
+from pipeline.model.options import KINDS, POSITIONS, WEIGHTINGS, check_handset_fits
 
 VARIANT_OWN = ("positions", "attention")  # what each study variant names for itself
 
@@ -156,8 +154,8 @@ class Variant:
     """One variant of the length study: its positions and attention, and the study.model,
     study.train and study.data values it changes for itself alone (none where absent)."""
 
-    positions: str = required(one_of(*SCHEMES))
-    attention: str = required(per_kind(tuple(WEIGHTS), KINDS))
+    positions: str = required(one_of(*POSITIONS))
+    attention: str = required(per_kind(WEIGHTINGS, KINDS))
     model: dict = required(overrides(StudyModelParams))
     train: dict = required(overrides(StudyTrainParams))
     data: dict = required(overrides(StudyDataParams))
@@ -258,7 +256,7 @@ def check_across(p: Params):
                 + (" less the BOS that opens the source" if longest_source(config) < config.max_len else "")
             )
         if recipe.init == "handset":
-            check_fits(config, f"{key}: train.init")
+            check_handset_fits(config, f"{key}: train.init")
         if recipe.batches == "by_length" and recipe.steps < len(lengths):
             raise ConfigError(
                 f"{key}: train.steps = {recipe.steps} is too few for train.batches = by_length: each of "

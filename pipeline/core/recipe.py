@@ -1,10 +1,7 @@
-"""The paper's training recipe (section 5.3-5.4) as lesson 10 runs it: schedule, loss, its floor."""
+"""The paper's training recipe (section 5.3-5.4) as lesson 10 runs it: the schedule, the smoothed
+target and the loss's floor; arithmetic only (the loss on logits is pipeline/core/loss.py)."""
 
 import math
-
-import torch.nn.functional as F
-
-from pipeline.tokens import IGNORE
 
 
 def lr_shape(step, warmup):
@@ -20,13 +17,6 @@ def lr_shape(step, warmup):
 
 def learning_rate(step, base_lr, warmup):
     return base_lr * lr_shape(step, warmup)
-
-
-def smoothed_loss(logits, target, label_smoothing):
-    """Cross-entropy against the label-smoothed target; padded positions (IGNORE) are skipped."""
-    return F.cross_entropy(
-        logits.flatten(0, 1), target.flatten(), label_smoothing=label_smoothing, ignore_index=IGNORE
-    )
 
 
 def smoothed_target(label_smoothing, vocab):

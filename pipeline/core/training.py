@@ -11,8 +11,9 @@ import statistics
 import torch
 
 from pipeline.core.batching import batch_indices, make_batch
+from pipeline.core.loss import smoothed_loss
 from pipeline.core.params import Recipe
-from pipeline.core.recipe import learning_rate, smoothed_loss
+from pipeline.core.recipe import learning_rate
 from pipeline.infra.errors import TrainingDiverged
 from pipeline.model.config import ModelConfig
 from pipeline.model.transformer import Transformer

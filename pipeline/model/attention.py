@@ -13,24 +13,6 @@ every attention or one per kind (encoder self / decoder self / cross).
 import torch
 from torch import nn
 
-KINDS = ("encoder", "decoder", "cross")  # encoder self-attention, decoder self-attention, cross
-GATED = (
-    "sigmoid",
-    "sigmoid_st",
-    "split",
-)  # the weights with a learned bias per head (model.sigmoid_bias): they add
-
-
-def attention_kinds(attention):
-    """`softmax` -> (softmax, softmax, softmax); `softmax/sigmoid/sigmoid` -> one name per kind."""
-    names = tuple(attention.split("/"))
-    return names * len(KINDS) if len(names) == 1 else names
-
-
-def uses_sigmoid_bias(attention):
-    """Whether model.sigmoid_bias matters: some attention of `attention` has a learned gate."""
-    return any(name in GATED for name in attention_kinds(attention))
-
 
 def visible_keys(mask, size):
     """How many keys each query may look at, from a boolean or additive mask: (..., T_q, 1), or the

@@ -1,12 +1,11 @@
 """The model's configuration: the fields of `model:` in params.yaml, each with the rule that checks
-it, the scheme names taken from the model's own tables (positions.SCHEMES, attention.WEIGHTS)."""
+it, the names and their rules taken from pipeline/model/options.py (torch-free)."""
 
 from dataclasses import dataclass
 
 from pipeline.infra.errors import ConfigError
 from pipeline.infra.rules import ANY_FLOAT, POSITIVE_INT, float_in, one_of, per_kind, required
-from pipeline.model.attention import KINDS, WEIGHTS, attention_kinds
-from pipeline.model.positions import SCHEMES
+from pipeline.model.options import KINDS, POSITIONS, WEIGHTINGS, attention_kinds
 
 
 @dataclass(frozen=True)
@@ -19,15 +18,15 @@ class ModelConfig:
     d_ff: int = required(POSITIVE_INT)
     dropout: float = required(float_in(0.0, 1.0))
     norm: str = required(one_of("post", "pre"))
-    positions: str = required(one_of(*SCHEMES))
-    attention: str = required(per_kind(tuple(WEIGHTS), KINDS))  # one name, or one per kind
+    positions: str = required(one_of(*POSITIONS))
+    attention: str = required(per_kind(WEIGHTINGS, KINDS))  # one name, or one per kind
     sigmoid_bias: float = required(ANY_FLOAT)  # sigmoid attention's learned b_h at the start
     max_len: int = required(POSITIVE_INT)
 
 
 def longest_source(config):
     """The longest source the model reads: max_len, less the rows a positions scheme adds (BOS)."""
-    return config.max_len - SCHEMES[config.positions].source_rows
+    return config.max_len - POSITIONS[config.positions].source_rows
 
 
 def check_heads(key, sizes):
@@ -48,7 +47,7 @@ def check_config(key, config, train_lengths=()):
             f"{key}.attention = {config.attention}: cross-attention 'none' leaves the decoder blind to the "
             "input; 'none' is for the encoder's or the decoder's self-attention (none/sigmoid/sigmoid)"
         )
-    scheme = SCHEMES[config.positions]
+    scheme = POSITIONS[config.positions]
     if scheme.sinusoids and config.d_model % 2:
         raise ConfigError(f"{key}.d_model = {config.d_model} must be even for {config.positions} positions")
     if scheme.draws_positions and train_lengths and max(train_lengths) >= config.max_len:

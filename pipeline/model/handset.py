@@ -84,12 +84,12 @@ import math
 
 import torch
 
-from pipeline.infra.errors import ConfigError
 from pipeline.model.config import ModelConfig
+from pipeline.model.options import HANDSET_SHAPE, check_handset_fits
 from pipeline.model.transformer import Transformer
 from pipeline.tokens import BOS, DIGITS
 
-D_MODEL, HEADS, D_K, D_FF = 32, 4, 8, 128
+D_MODEL, HEADS, D_K, D_FF = HANDSET_SHAPE["d_model"], HANDSET_SHAPE["heads"], 8, 128
 R = list(range(0, 10))  # one-hot identity / readout
 BOS_DIM, C_PLUS, C_MINUS, SINK = 10, 11, 12, 13
 H = list(range(14, 24))  # owed histogram
@@ -106,19 +106,6 @@ SUMS = ModelConfig(
     sigmoid_bias=-4.0,
     max_len=64,
 )
-
-
-def check_fits(config, key="init"):
-    """The construction needs the sums model at the lesson's width: refuse anything else up front."""
-    needed = {"d_model": D_MODEL, "heads": HEADS, "positions": "bos", "norm": "post"}
-    wrong = {k: v for k, v in needed.items() if getattr(config, k) != v}
-    if wrong or config.d_ff < 2 * DIGITS or config.attention.split("/")[1:] != ["sigmoid", "sigmoid"]:
-        raise ConfigError(
-            f"{key} = handset needs d_model 32, 4 heads, d_ff >= 20, post-norm, positions bos and sigmoid "
-            f"attention in the decoder (softmax, sigmoid or none in the encoder); this variant has "
-            f"d_model {config.d_model}, {config.heads} heads, d_ff {config.d_ff}, {config.norm}-norm, "
-            f"positions {config.positions}, attention {config.attention}"
-        )
 
 
 def zero_all(model):
@@ -147,7 +134,7 @@ def counting_sort_model(config=SUMS, const=1000.0, sink=True, gate=200.0, readou
     readout: the step between the logits of consecutive candidate digits (100: certain; about 5: the
              confidence label smoothing rewards, for training from these weights).
     """
-    check_fits(config)
+    check_handset_fits(config)
     model = Transformer(config)
     model.eval()
     zero_all(model)

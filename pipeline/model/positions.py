@@ -45,10 +45,6 @@ def alibi_bias(heads, size, device=None):
 class NoPositions(nn.Module):
     """No position information at all: the base every scheme overrides a hook of."""
 
-    sinusoids = False  # reads the sinusoid table: d_model must be even
-    draws_positions = False  # draws positions from [0, max_len): max_len must exceed training lengths
-    source_rows = 0  # rows it adds to the source (BOS)
-
     def __init__(self, config):
         super().__init__()
 
@@ -74,8 +70,6 @@ class NoPositions(nn.Module):
 
 class Sinusoidal(NoPositions):
     """The paper's: PE[position] added in both stacks (section 3.5)."""
-
-    sinusoids = True
 
     def __init__(self, config):
         super().__init__(config)
@@ -110,8 +104,6 @@ class Randomized(Sinusoidal):
     test sequence's positions look like a training sequence's, never 0, 1, 2, ...). In evaluation the
     encoder draws the subsets of both stacks at once, one per row, and decoding reads the decoder's
     from them, so every step of a (cached or uncached) decode sees the same positions."""
-
-    draws_positions = True
 
     def __init__(self, config):
         super().__init__(config)
@@ -156,8 +148,6 @@ class ALiBi(NoPositions):
 class BOSFirst(NoPositions):
     """No vectors; BOS opens the source as it opens the target: a key present exactly once, against
     which attention can count. The memory gains that row, and every query may look at it."""
-
-    source_rows = 1
 
     def source(self, src):
         return torch.cat([torch.full_like(src[:, :1], BOS), src], dim=1)

@@ -16,8 +16,9 @@ import math
 import torch
 from torch import nn
 
-from pipeline.model.attention import WEIGHTS, attention_kinds
+from pipeline.model.attention import WEIGHTS
 from pipeline.model.cache import DecoderCache, DecoderTrace, LayerCache
+from pipeline.model.options import attention_kinds
 from pipeline.model.positions import SCHEMES
 from pipeline.tokens import VOCAB
 

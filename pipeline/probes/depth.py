@@ -11,7 +11,7 @@ import math
 
 import torch
 
-from pipeline.core.recipe import smoothed_loss
+from pipeline.core.loss import smoothed_loss
 from pipeline.model.config import ModelConfig
 from pipeline.model.transformer import DecoderLayer, EncoderLayer, Residual, Transformer, causal_mask
 

@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 
 from pipeline.core import lesson
-from pipeline.core.recipe import smoothed_loss
+from pipeline.core.loss import smoothed_loss
 from pipeline.core.training import FlatAdam, train_model
 from pipeline.model.positions import sinusoidal_positions
 

@@ -11,13 +11,11 @@ two layers: pre-norm's gain is for deep stacks (lesson 6), and here there is non
 import dataclasses
 import statistics
 
-import torch
-
 from pipeline.core.data import load_npz
 from pipeline.core.decoding import greedy_accuracy
 from pipeline.core.params import Params
 from pipeline.core.training import train_model
-from pipeline.infra.device import resolve_device
+from pipeline.infra.device import set_up_worker
 from pipeline.model.checkpoint import checkpoint_path, load_checkpoint
 
 HEADLINE = ("post_seq_acc", "pre_seq_acc", "post_minus_pre")  # the rest: metrics/norm/summary.json
@@ -25,9 +23,7 @@ HEADLINE = ("post_seq_acc", "pre_seq_acc", "post_minus_pre")  # the rest: metric
 
 def compare_seed(params: Params, seed, source, batch_size, train_path, models_dir):
     """Worker: train `seed` with the norm the pipeline's model lacks and score both."""
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    device = resolve_device(params.train.device)
+    device = set_up_worker(params.train.device)
     other = "pre" if params.model.norm == "post" else "post"
     data = load_npz(train_path, ["source", "target", "lengths"])
     trained, losses = train_model(

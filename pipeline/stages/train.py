@@ -12,7 +12,6 @@ import json
 import shutil
 import time
 
-import torch
 from tqdm import tqdm
 
 from pipeline.core.data import load_npz
@@ -22,7 +21,7 @@ from pipeline.core.resume import for_seed as resume_for_seed
 from pipeline.core.training import loss_summary, train_model
 from pipeline.infra import files, runlog
 from pipeline.infra.cli import stage_paths
-from pipeline.infra.device import resolve_device
+from pipeline.infra.device import set_up_worker
 from pipeline.infra.errors import stage_entry
 from pipeline.infra.metrics import detail_dir
 from pipeline.infra.metrics import write as write_metrics
@@ -48,9 +47,7 @@ def write_step_log(folder, losses, lrs):
 
 def train_one_seed(params: Params, seed, position, data_path, staging: dict):
     """Worker: train seed `seed`, write its checkpoint and step log under `staging`."""
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    device = resolve_device(params.train.device)
+    device = set_up_worker(params.train.device)
     data = load_npz(data_path, ["source", "target", "lengths"])
     tp = params.train
     bar = tqdm(total=tp.steps, desc=f"seed {seed}", position=position, disable=None, leave=True)

@@ -11,10 +11,10 @@ import statistics
 import numpy as np
 import torch
 
-from pipeline.core.batching import make_batch
+from pipeline.core.batching import decoder_input, make_batch
 from pipeline.core.decoding import greedy_accuracy, greedy_cached, seed_test_draws, teacher_forced
 from pipeline.model.config import longest_source
-from pipeline.tokens import BOS, DIGITS
+from pipeline.tokens import DIGITS
 
 # What the diagnosis keeps of each trained variant (the pipeline's checkpoints keep everything).
 VARIANT_DIAGNOSIS = (
@@ -88,9 +88,7 @@ def cross_attention(model, source, output):
     """Last decoder layer's cross-attention (mean over heads) while it reads the model's own outputs,
     over the input positions only: (B, T_dec, T_enc)."""
     src = torch.as_tensor(source, dtype=torch.long)
-    tgt_in = torch.cat(
-        [torch.full_like(src[:, :1], BOS), torch.as_tensor(output[:, :-1], dtype=torch.long)], 1
-    )
+    tgt_in = decoder_input(torch.as_tensor(output, dtype=torch.long))
     trace = []
     model.decode(tgt_in, model.encode(src), trace=trace)
     weights = trace[-1].cross_attention.mean(1).numpy()  # (B, T_dec, T_mem)

@@ -17,12 +17,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from pipeline.core.data import load_npz, row_keys
 from pipeline.core.params import Params
 from pipeline.infra import files
-from pipeline.infra.device import resolve_device
+from pipeline.infra.device import resolve_device, set_up_worker
 from pipeline.infra.errors import PipelineError
 from pipeline.infra.metrics import detail_dir
 from pipeline.infra.pool import run_jobs
@@ -46,7 +45,7 @@ from pipeline.tokens import DIGITS
 
 def test_checkpoint(path, tests, batch_size, device, diagnosis_lengths):
     """Worker: one of the pipeline's checkpoints, tested at every length and diagnosed."""
-    torch.set_num_threads(1)
+    set_up_worker(device)
     model = load_checkpoint(path, device)[0]
     accuracy = accuracy_by_length(model, tests, batch_size, device)
     model.cpu()

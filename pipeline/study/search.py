@@ -21,7 +21,7 @@ from pipeline.infra import files
 from pipeline.infra.errors import ConfigError, TrainingDiverged
 from pipeline.infra.pool import run_jobs
 from pipeline.infra.rules import as_dict
-from pipeline.model.attention import uses_sigmoid_bias
+from pipeline.model.options import uses_sigmoid_bias
 from pipeline.study.gather import summarise
 from pipeline.study.ranking import bar_key
 from pipeline.study.sets import study_test_sets

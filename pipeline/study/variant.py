@@ -12,11 +12,9 @@ adding a variant to `study.variants` trains that variant only.
 import statistics
 import time
 
-import torch
-
 from pipeline.core.params import Params, variant_data, variant_recipe
 from pipeline.core.training import train_model
-from pipeline.infra.device import resolve_device
+from pipeline.infra.device import set_up_worker
 from pipeline.infra.errors import ConfigError
 from pipeline.infra.pool import run_jobs, seed_workers
 from pipeline.model.config import longest_source
@@ -39,9 +37,7 @@ def train_and_test(
     config, recipe, data_params, variant, seed, tests, data_seed, diagnosis_lengths, batch_size
 ):
     """Worker: train one seed of one variant, then test it at every length and diagnose it."""
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    device = resolve_device(recipe.device)
+    device = set_up_worker(recipe.device)
     size = recipe.steps * recipe.batch_size
     data = training_set(data_params.train_lengths, size, data_seed, data_params.repeats)
     build = start_from_counting if recipe.init == "handset" else Transformer

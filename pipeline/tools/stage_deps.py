@@ -31,6 +31,12 @@ def module_file(name):
     return None
 
 
+def run_module(module):
+    """What `python -m <module>` runs: a package's `__main__` (after its `__init__`), else the module."""
+    main = f"{module}.__main__"
+    return main if module_file(module).name == "__init__.py" and module_file(main) else module
+
+
 def imported_modules(path):
     """Project modules that the source at `path` imports anywhere (function-level imports too)."""
     found = set()
@@ -43,6 +49,33 @@ def imported_modules(path):
     return {name for name in found if name.split(".")[0] == PACKAGE and module_file(name)}
 
 
+def named_strings(tree):
+    """The string constants of a module, its docstrings left out."""
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef))
+        and ast.get_docstring(node) is not None
+    }
+    return {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+    }
+
+
+def data_read_by(path):
+    """The package's data files beside a module that the module names in code (`claims.yaml`, a
+    folder such as `templates`): what it reads, so editing one reruns the stage as code does."""
+    names, found = named_strings(ast.parse(path.read_text())), set()
+    for data in path.parent.rglob("*"):
+        parts = data.relative_to(path.parent).parts
+        if data.is_file() and data.suffix not in (".py", ".pyc") and "__pycache__" not in parts:
+            if parts[0] in names or data.name in names:
+                found.add(data.relative_to(ROOT).as_posix())
+    return found
+
+
 def with_parents(name):
     """Importing pipeline.a.b runs pipeline/__init__.py and pipeline/a/__init__.py first."""
     parts = name.split(".")
@@ -50,14 +83,16 @@ def with_parents(name):
 
 
 def import_closure(module):
-    """Every project source file that `python -m <module>` executes, as repository-relative paths."""
-    seen, todo = set(), [module]
+    """Every project source file that `python -m <module>` executes, and the data files they read,
+    as repository-relative paths."""
+    seen, todo = set(), [run_module(module)]
     while todo:
         for name in with_parents(todo.pop()):
             if name not in seen:
                 seen.add(name)
                 todo += sorted(imported_modules(module_file(name)))
-    return {module_file(name).relative_to(ROOT).as_posix() for name in seen}
+    files = {module_file(name) for name in seen}
+    return {path.relative_to(ROOT).as_posix() for path in files} | set().union(*map(data_read_by, files))
 
 
 def stages(text):
@@ -70,9 +105,19 @@ def stages(text):
         yield name, words[2], body.get("deps", [])
 
 
+def command_files(text):
+    """{stage: the project files its command line names (an input such as search.yaml)}: deps the
+    stage reads that no import shows."""
+    found = {}
+    for name, stage in yaml.safe_load(text)["stages"].items():
+        words = stage.get("do", stage)["cmd"].split()
+        found[name] = [w for w in words if w.startswith(f"{PACKAGE}/") and (ROOT / w).is_file()]
+    return found
+
+
 def code_deps(module):
     """The stage's own module first, then the rest of its closure in order."""
-    own = module_file(module).relative_to(ROOT).as_posix()
+    own = module_file(run_module(module)).relative_to(ROOT).as_posix()
     return [own, *sorted(import_closure(module) - {own})]
 
 
@@ -91,12 +136,12 @@ def flow_list(indent, items):
 
 def rewritten(text):
     """dvc.yaml with every stage's code deps recomputed (its other deps kept, in their order)."""
-    modules = {name: module for name, module, _ in stages(text)}
+    modules, named = {name: module for name, module, _ in stages(text)}, command_files(text)
     out, last = [], 0
     for match in DEPS.finditer(text):
         name = [m["name"] for m in STAGE.finditer(text, 0, match.start())][-1]
         items = [i.strip() for i in match["items"].replace("\n", " ").split(",") if i.strip()]
-        kept = [i for i in items if not i.startswith(f"{PACKAGE}/")]
+        kept = [i for i in items if not i.startswith(f"{PACKAGE}/")] + named[name]
         out += [text[last : match.start()], flow_list(match["indent"], kept + code_deps(modules[name]))]
         last = match.end()
     return "".join(out) + text[last:]

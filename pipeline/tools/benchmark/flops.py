@@ -7,8 +7,8 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from pipeline.core.batching import make_batch
+from pipeline.core.loss import smoothed_loss
 from pipeline.core.params import Params
-from pipeline.core.recipe import smoothed_loss
 from pipeline.model.transformer import Transformer
 from pipeline.tokens import VOCAB
 from pipeline.tools.benchmark.machine import cores

@@ -8,10 +8,10 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 import pandas as pd
-import torch
 
 from pipeline.core.params import Params
 from pipeline.core.training import train_model
+from pipeline.infra.device import set_up_worker
 from pipeline.infra.pool import seed_workers
 from pipeline.tools.benchmark.timing import round_robin, spread
 from pipeline.tools.benchmark.workload import training_rows, with_steps
@@ -19,8 +19,7 @@ from pipeline.tools.benchmark.workload import training_rows, with_steps
 
 def train_seed_timed(params: Params, seed, data):
     """(wall seconds, CPU seconds) of one seed's training in this worker process."""
-    torch.set_num_threads(1)  # as train_one_seed
-    torch.use_deterministic_algorithms(True)
+    set_up_worker("cpu")  # as train_one_seed
     start, cpu = time.perf_counter(), time.process_time()
     train_model(params.model, params.train, seed, data)
     return time.perf_counter() - start, time.process_time() - cpu
