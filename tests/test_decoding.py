@@ -12,6 +12,7 @@ from pipeline.core.decoding import beam_search, greedy, greedy_cached, length_pe
 from pipeline.core.evaluation import evaluate_model, headline
 from pipeline.core.training import train_model
 from pipeline.model.checkpoint import load_checkpoint
+from pipeline.model.hooks import attention_weights
 from pipeline.model.transformer import Transformer, padding_mask
 from pipeline.tokens import BOS
 from tests.conftest import model_config, tiny_params
@@ -77,13 +78,17 @@ def test_each_cached_step_gives_the_last_row_of_full_decoding(norm, padded, half
     tgt_in = torch.cat([torch.full((6, 1), BOS), torch.randint(0, 10, (6, 7))], dim=1)
     with torch.no_grad():
         for t in range(8):
-            trace, step_trace = [], []
-            full = model.decode(tgt_in[:, : t + 1], memory, mask, trace=trace)[:, -1]
-            step = model.decode_step(tgt_in[:, t], cache, trace=step_trace)
+            with attention_weights(model.decoder) as every:
+                full = model.decode(tgt_in[:, : t + 1], memory, mask)[:, -1]
+            with attention_weights(model.decoder) as one:
+                step = model.decode_step(tgt_in[:, t], cache)
             assert torch.allclose(step, full, atol=1e-5)
-            for a, b in zip(step_trace, trace, strict=True):  # the cross-attention of the new row
-                assert b.cross_attention.shape == (6, 2, t + 1, 8)
-                assert torch.allclose(a.cross_attention[:, :, 0], b.cross_attention[:, :, -1], atol=1e-6)
+            crosses = [name for name in every if name.endswith("cross")]
+            assert len(crosses) == len(model.decoder)
+            for name in crosses:  # the cross-attention of the new row
+                (b,), (a,) = every[name], one[name]
+                assert b.shape == (6, 2, t + 1, 8)
+                assert torch.allclose(a[:, :, 0], b[:, :, -1], atol=1e-6)
     with pytest.raises(ValueError, match="room for 8 tokens"):
         model.decode_step(tgt_in[:, 0], cache)
 

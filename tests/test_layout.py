@@ -13,6 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "pipeline"
 MAX_LINES = 300
+MAX_FUNCTION_LINES = 60
 
 
 def modules():
@@ -153,6 +154,17 @@ def test_no_module_imports_form_a_cycle():
 def test_no_module_exceeds_the_size_a_reader_holds(path):
     lines = len(path.read_text().splitlines())
     assert lines <= MAX_LINES, f"{dotted(path)} has {lines} lines (at most {MAX_LINES}): split it by job"
+
+
+@pytest.mark.parametrize("path", modules(), ids=dotted)
+def test_no_function_exceeds_a_screen(path):
+    long = [
+        f"{node.name} ({node.end_lineno - node.lineno + 1} lines, line {node.lineno})"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+    assert not long, f"{dotted(path)}: {', '.join(long)}: at most {MAX_FUNCTION_LINES} lines a function"
 
 
 def test_the_report_code_stays_a_fraction_of_the_project():

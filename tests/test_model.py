@@ -3,6 +3,7 @@ import torch
 
 from pipeline.model import options
 from pipeline.model.attention import WEIGHTS
+from pipeline.model.hooks import attention_weights
 from pipeline.model.positions import SCHEMES, Randomized, Sinusoidal
 from pipeline.model.transformer import (
     DecoderLayer,
@@ -39,9 +40,10 @@ def test_shapes():
     memory = model.encode(src)
     assert memory.shape == (2, 10, 32)
     assert model.decode(tgt_in, memory).shape == (2, 7, 11)
-    trace = []
-    model.decode(tgt_in, memory, trace=trace)
-    assert [t.cross_attention.shape for t in trace] == [(2, 4, 7, 10)] * 2  # 7 written x 10 read
+    with attention_weights(model) as found:
+        model.decode(tgt_in, memory)
+    crosses = [found[f"decoder.{i}.cross"] for i in range(2)]
+    assert [w.shape for (w,) in crosses] == [(2, 4, 7, 10)] * 2  # 7 written x 10 read
 
 
 def test_causal_mask_hides_later_tokens():

@@ -15,6 +15,7 @@ from pipeline.core.training import train_model
 from pipeline.infra.errors import ConfigError
 from pipeline.model.attention import WEIGHTS, visible_keys
 from pipeline.model.config import ModelConfig
+from pipeline.model.hooks import attention_weights
 from pipeline.model.options import attention_kinds
 from pipeline.model.positions import SCHEMES, alibi_bias, random_positions
 from pipeline.model.transformer import (
@@ -180,8 +181,11 @@ def test_log_length_keeps_one_keys_weight_among_more_keys():
         q = torch.tensor([[[[2.0, 0.0]]]]) * math.sqrt(2)  # scores = q . k / sqrt(d_k) = 2 on key 0
         k = torch.zeros(1, 1, n, 2)
         k[..., 0, 0] = 1.0
-        v = torch.zeros(1, 1, n, 2)
-        weights = {a: m.attend(q, k, v)[1][0, 0, 0, 0].item() for a, m in attention.items()}
+        weights = {}
+        for name, attn in attention.items():
+            with attention_weights(attn) as found:
+                attn.attend(q, k, torch.zeros(1, 1, n, 2))
+            weights[name] = found[""][0][0, 0, 0, 0].item()
         assert weights["softmax"] == pytest.approx(math.exp(2) / (math.exp(2) + n - 1))
         assert weights["log_length"] == pytest.approx(n**2 / (n**2 + n - 1))
 
@@ -213,7 +217,9 @@ def test_sigmoid_weights_padded_and_future_keys_exactly_zero():
     attn = MultiHeadAttention(8, 2, "sigmoid", sigmoid_bias=-1.0)
     x = torch.randn(3, 6, 8)
     mask = padding_mask(torch.tensor([6, 4, 1]), 6) | causal_mask(6)  # (3, 1, 6, 6)
-    _, weights = attn(x, x, mask, return_weights=True)  # (3, 2, 6, 6)
+    with attention_weights(attn) as found:
+        attn(x, x, mask)
+    weights = found[""][0]  # (3, 2, 6, 6): the module itself is named ""
     hidden = mask.expand_as(weights)
     assert (weights[hidden] == 0).all() and (weights[~hidden] > 0).all()
     assert not torch.allclose(weights.sum(-1)[:, :, -1], torch.ones(3, 2))  # a sum, not an average

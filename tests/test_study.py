@@ -13,7 +13,8 @@ from pipeline.infra.errors import ConfigError, PipelineError
 from pipeline.model.attention import WEIGHTS
 from pipeline.model.positions import SCHEMES
 from pipeline.study.diagnosis import first_errors
-from pipeline.study.gather import length_table, load_variant, summarise
+from pipeline.study.gather import load_variant, summarise
+from pipeline.study.outputs import length_table
 from pipeline.study.sets import every_sequence, make_test_sets
 from tests.conftest import model_config
 from tests.test_params import DEFAULT, with_value

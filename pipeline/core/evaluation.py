@@ -19,6 +19,7 @@ from pipeline.infra.device import set_up_worker
 from pipeline.infra.tables import csv_text
 from pipeline.model.checkpoint import check_fits, checkpoint_path, load_checkpoint
 from pipeline.model.config import longest_source
+from pipeline.model.hooks import attention_weights
 from pipeline.model.reference import holds_reference, reference_gap
 from pipeline.tokens import BOS
 
@@ -118,13 +119,15 @@ def cross_attention_example(model, source, device):
     seed_test_draws(len(source))
     output = greedy(model, src)[0]
     tgt_in = torch.cat([torch.tensor([BOS], device=device), output[:-1]])[None]
-    trace = []
     seed_test_draws(len(source))  # the positions the output was written with, drawn again
-    model.decode(tgt_in, model.encode(src), trace=trace)
+    memory = model.encode(src)
+    with attention_weights(model.decoder) as found:
+        model.decode(tgt_in, memory)
+    crosses = [found[f"{i}.cross"][0] for i in range(len(model.decoder))]
     return {
         "input": source,
         "output": output.tolist(),
-        "cross_attention": [t.cross_attention[0].cpu().tolist() for t in trace],  # [layer][head][out][in]
+        "cross_attention": [w[0].cpu().tolist() for w in crosses],  # [layer][head][out][in]
     }
 
 

@@ -63,6 +63,18 @@ def replace_dir(staging: Path, final: Path):
     os.replace(staging, final)
 
 
+def write_dir(final, contents: dict):
+    """The directory `final` holding exactly `contents` ({file name: text, or an object written as
+    JSON}), written aside and moved into place: the old directory or the whole new one, never a mix."""
+    staging = staging_dir(final)
+    try:
+        for name, content in contents.items():
+            (write_text if isinstance(content, str) else write_json)(staging / name, content)
+        replace_dir(staging, final)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # only left when something failed before the move
+
+
 def staging_dir(final) -> Path:
     """A fresh, empty sibling directory to write into before `replace_dir`."""
     final = Path(final)

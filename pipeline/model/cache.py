@@ -6,13 +6,6 @@ import torch
 
 
 @dataclass
-class DecoderTrace:
-    """What a decoder layer looked at: cross-attention weights (B, h, T_dec, T_enc)."""
-
-    cross_attention: torch.Tensor
-
-
-@dataclass
 class LayerCache:
     """One decoder layer's keys and values for decoding token by token (each (B, h, T, d_k))."""
 

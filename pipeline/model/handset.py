@@ -93,6 +93,7 @@ D_MODEL, HEADS, D_K, D_FF = HANDSET_SHAPE["d_model"], HANDSET_SHAPE["heads"], 8,
 R = list(range(0, 10))  # one-hot identity / readout
 BOS_DIM, C_PLUS, C_MINUS, SINK = 10, 11, 12, 13
 H = list(range(14, 24))  # owed histogram
+A = math.sqrt(D_MODEL)  # embed() multiplies E by sqrt(d_model): the one-hot's size in the stream
 
 SUMS = ModelConfig(
     d_model=32,
@@ -139,91 +140,102 @@ def counting_sort_model(config=SUMS, const=1000.0, sink=True, gate=200.0, readou
     model.eval()
     zero_all(model)
     K = float(const)
-    a = math.sqrt(D_MODEL)  # embed() multiplies E by sqrt(d_model): the one-hot's size in the stream
     std0 = math.sqrt(2 * K * K + 2)  # std of sqrt(32) E[t] for every token t (mean 0)
-    G = gate * math.sqrt(D_K)  # attend() divides scores by sqrt(d_k)
     sink_w = -1.0 if sink else 0.0
-
     with torch.no_grad():
-        # ---- embedding ------------------------------------------------------------------------
-        E = model.embedding.weight
-        for q in range(DIGITS):
-            E[q, R[q]] = 1.0
-        E[BOS, BOS_DIM] = 1.0
-        E[:, C_PLUS], E[:, C_MINUS], E[:, SINK] = K, -K, -1.0
-
-        # ---- encoder: identity (none attention + zero W^O, zero FFN); LN gain std0 keeps the memory
-        # row of token t equal to sqrt(32) E[t]
-        for layer in model.encoder:
-            for sub in layer.sub:
-                set_layernorm(sub.ln, std0)
-
-        # ---- decoder: every LN the identity (gain std0) except the last, which keeps R only
-        for layer in model.decoder:
-            for sub in layer.sub:
-                set_layernorm(sub.ln, std0)
-            layer.attn.weights.bias.fill_(-1000.0)  # unused heads: gate exactly 0
-            layer.cross.weights.bias.fill_(-1000.0)
-        set_layernorm(model.decoder[-1].sub[2].ln, std0, keep=R)  # logits in the FFN's readout units
-
-        dec = model.decoder[0]
-
-        # ---- decoder layer 1, self-attention: heads 0, 1 count the copies of p written so far
-        def v_self(t):  # token value for the equality gate
-            return -3.0 if t == BOS else float(t)
-
-        att = dec.attn
-        for h in (0, 1):
-            o = h * D_K
-            for t in range(DIGITS + 1):
-                col = BOS_DIM if t == BOS else R[t]
-                v = v_self(t)
-                # query 2G (2 v, -1, -v^2), key (v, v^2, 1): Q.K / sqrt(d_k) = -2 gate (v(p) - v(k))^2
-                att.wq.weight[o + 0, col] = 2 * G * 2 * v / a
-                att.wq.weight[o + 2, col] = -2 * G * v * v / a
-                att.wk.weight[o + 0, col] = v / a
-                att.wk.weight[o + 1, col] = v * v / a
-            att.wq.bias[o + 1] = -2 * G
-            att.wk.bias[o + 2] = 1.0
-            att.weights.bias[h] = gate  # same token: +gate; any other: <= -gate
-        # values: -onehot(k), digits 0..7 in head 0, 8..9 in head 1
-        for q in range(DIGITS):
-            h, i = divmod(q, D_K)
-            att.wv.weight[h * D_K + i, R[q]] = -1.0 / a
-            att.wo.weight[H[q], h * D_K + i] = 1.0
-            att.wo.weight[SINK, h * D_K + i] = sink_w
-
-        # ---- decoder layer 1, cross-attention: heads 0, 1 count the input's copies of each k >= p
-        def u_query(t):
-            return -1.0 if t == BOS else float(t)
-
-        cr = dec.cross
-        for h in (0, 1):
-            o = h * D_K
-            for t in range(DIGITS + 1):
-                col = BOS_DIM if t == BOS else R[t]
-                # query 2G (1, -(u - 1/2)), key (kval, 1): score 2 gate (kval - u + 1/2), +-gate or beyond
-                cr.wq.weight[o + 1, col] = -2 * G * (u_query(t) - 0.5) / a
-                cr.wk.weight[o + 0, col] = (-100.0 if t == BOS else float(t)) / a
-            cr.wq.bias[o + 0] = 2 * G
-            cr.wk.bias[o + 1] = 1.0
-            cr.weights.bias[h] = 0.0
-        for q in range(DIGITS):
-            h, i = divmod(q, D_K)
-            cr.wv.weight[h * D_K + i, R[q]] = 1.0 / a
-            cr.wo.weight[H[q], h * D_K + i] = 1.0
-            cr.wo.weight[SINK, h * D_K + i] = sink_w
-
-        # ---- decoder layer 1, FFN: present_q = clamp(2 H_q - 1/2, 0, 1) -> s (11 - q) into R_q
-        s = readout
-        up, down = dec.ffn[0], dec.ffn[2]
-        for q in range(DIGITS):
-            for j, b in ((0, -0.5), (1, -1.5)):
-                up.weight[2 * q + j, H[q]] = 2.0
-                up.bias[2 * q + j] = b
-            score = s * (11 - q)
-            down.weight[R[q], 2 * q] = score
-            down.weight[R[q], 2 * q + 1] = -score
-            down.weight[SINK, 2 * q] = sink_w * score
-            down.weight[SINK, 2 * q + 1] = -sink_w * score
+        set_embedding(model.embedding.weight, K)
+        set_identity_norms(model, std0)
+        dec = model.decoder[0]  # the one layer that works
+        set_written_counts(dec.attn, gate, sink_w)
+        set_input_counts(dec.cross, gate, sink_w)
+        set_readout(dec.ffn, readout, sink_w)
     return model
+
+
+def set_embedding(E, K):
+    """E[q] = e_q + K (e_C+ - e_C-) - e_SINK for a digit q; E[BOS] likewise with e_BOS."""
+    for q in range(DIGITS):
+        E[q, R[q]] = 1.0
+    E[BOS, BOS_DIM] = 1.0
+    E[:, C_PLUS], E[:, C_MINUS], E[:, SINK] = K, -K, -1.0
+
+
+def set_identity_norms(model, std0):
+    """The encoder an identity (none attention + zero W^O, zero FFN), its LN gain std0 keeping the
+    memory row of token t equal to sqrt(32) E[t]; every decoder LN the identity too, except the last,
+    which keeps R only (logits in the FFN's readout units); unused gates exactly 0."""
+    for layer in model.encoder:
+        for sub in layer.sub:
+            set_layernorm(sub.ln, std0)
+    for layer in model.decoder:
+        for sub in layer.sub:
+            set_layernorm(sub.ln, std0)
+        layer.attn.weights.bias.fill_(-1000.0)  # unused heads: gate exactly 0
+        layer.cross.weights.bias.fill_(-1000.0)
+    set_layernorm(model.decoder[-1].sub[2].ln, std0, keep=R)
+
+
+def set_written_counts(att, gate, sink_w):
+    """Decoder layer 1's self-attention: heads 0, 1 count the copies of p written so far."""
+    G = gate * math.sqrt(D_K)  # attend() divides scores by sqrt(d_k)
+
+    def v_self(t):  # token value for the equality gate
+        return -3.0 if t == BOS else float(t)
+
+    for h in (0, 1):
+        o = h * D_K
+        for t in range(DIGITS + 1):
+            col = BOS_DIM if t == BOS else R[t]
+            v = v_self(t)
+            # query 2G (2 v, -1, -v^2), key (v, v^2, 1): Q.K / sqrt(d_k) = -2 gate (v(p) - v(k))^2
+            att.wq.weight[o + 0, col] = 2 * G * 2 * v / A
+            att.wq.weight[o + 2, col] = -2 * G * v * v / A
+            att.wk.weight[o + 0, col] = v / A
+            att.wk.weight[o + 1, col] = v * v / A
+        att.wq.bias[o + 1] = -2 * G
+        att.wk.bias[o + 2] = 1.0
+        att.weights.bias[h] = gate  # same token: +gate; any other: <= -gate
+    # values: -onehot(k), digits 0..7 in head 0, 8..9 in head 1
+    for q in range(DIGITS):
+        h, i = divmod(q, D_K)
+        att.wv.weight[h * D_K + i, R[q]] = -1.0 / A
+        att.wo.weight[H[q], h * D_K + i] = 1.0
+        att.wo.weight[SINK, h * D_K + i] = sink_w
+
+
+def set_input_counts(cr, gate, sink_w):
+    """Decoder layer 1's cross-attention: heads 0, 1 count the input's copies of each k >= p."""
+    G = gate * math.sqrt(D_K)
+
+    def u_query(t):
+        return -1.0 if t == BOS else float(t)
+
+    for h in (0, 1):
+        o = h * D_K
+        for t in range(DIGITS + 1):
+            col = BOS_DIM if t == BOS else R[t]
+            # query 2G (1, -(u - 1/2)), key (kval, 1): score 2 gate (kval - u + 1/2), +-gate or beyond
+            cr.wq.weight[o + 1, col] = -2 * G * (u_query(t) - 0.5) / A
+            cr.wk.weight[o + 0, col] = (-100.0 if t == BOS else float(t)) / A
+        cr.wq.bias[o + 0] = 2 * G
+        cr.wk.bias[o + 1] = 1.0
+        cr.weights.bias[h] = 0.0
+    for q in range(DIGITS):
+        h, i = divmod(q, D_K)
+        cr.wv.weight[h * D_K + i, R[q]] = 1.0 / A
+        cr.wo.weight[H[q], h * D_K + i] = 1.0
+        cr.wo.weight[SINK, h * D_K + i] = sink_w
+
+
+def set_readout(ffn, s, sink_w):
+    """Decoder layer 1's FFN: present_q = clamp(2 H_q - 1/2, 0, 1) -> s (11 - q) into R_q."""
+    up, down = ffn[0], ffn[2]
+    for q in range(DIGITS):
+        for j, b in ((0, -0.5), (1, -1.5)):
+            up.weight[2 * q + j, H[q]] = 2.0
+            up.bias[2 * q + j] = b
+        score = s * (11 - q)
+        down.weight[R[q], 2 * q] = score
+        down.weight[R[q], 2 * q + 1] = -score
+        down.weight[SINK, 2 * q] = sink_w * score
+        down.weight[SINK, 2 * q + 1] = -sink_w * score

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from pipeline.model.attention import WEIGHTS
-from pipeline.model.cache import DecoderCache, DecoderTrace, LayerCache
+from pipeline.model.cache import DecoderCache, LayerCache
 from pipeline.model.options import attention_kinds
 from pipeline.model.positions import SCHEMES
 from pipeline.tokens import VOCAB
@@ -69,15 +69,14 @@ class MultiHeadAttention(nn.Module):
 
     def attend(self, q, k, v, mask=None):
         """weights(Q K^T / sqrt(d_k)) V with heads joined by W^O (equation 1, with the paper's softmax
-        or another scheme's weights): (output, weights)."""
+        or another scheme's weights; pipeline/model/hooks.py reads them)."""
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, h, T_q, T_k)
         weights = self.weights(scores, additive_mask(mask, scores.dtype))  # (B, h, T_q, T_k)
         out = (weights @ v).transpose(1, 2).flatten(2)  # (B, T_q, h * d_k)
-        return self.wo(out), weights
+        return self.wo(out)
 
-    def forward(self, xq, xkv, mask=None, return_weights=False):
-        out, weights = self.attend(self.project_q(xq), *self.project_kv(xkv), mask)
-        return (out, weights) if return_weights else out
+    def forward(self, xq, xkv, mask=None):
+        return self.attend(self.project_q(xq), *self.project_kv(xkv), mask)
 
 
 def feed_forward(d_model, d_ff):
@@ -149,33 +148,29 @@ class DecoderLayer(nn.Module):
         self.ffn = feed_forward(d_model, d_ff)
         self.sub = nn.ModuleList(Residual(d_model, dropout, norm) for _ in range(3))
 
-    def forward(self, y, memory, self_mask, memory_mask=None, trace=None):
-        """All positions at once (training, teacher forcing); `trace` collects DecoderTrace."""
-        return self.sublayers(y, lambda h: self.attn(h, h, self_mask), memory_mask, trace, memory=memory)
+    def forward(self, y, memory, self_mask, memory_mask=None):
+        """All positions at once (training, teacher forcing)."""
+        return self.sublayers(y, lambda h: self.attn(h, h, self_mask), memory_mask, memory=memory)
 
-    def step(self, y, cache: LayerCache, t, memory_mask=None, trace=None):
+    def step(self, y, cache: LayerCache, t, memory_mask=None):
         """The layer at one new position t, y (B, 1, d_model): attends to positions 0..t only, so
         no causal mask is needed; the same sublayers and weights as forward()."""
 
         def self_attn(h):
             q, (k, v) = self.attn.project_q(h), self.attn.project_kv(h)  # (B, h, 1, d_k) each
             cache.self_k[:, :, t : t + 1], cache.self_v[:, :, t : t + 1] = k, v
-            out, _ = self.attn.attend(q, cache.self_k[:, :, : t + 1], cache.self_v[:, :, : t + 1])
-            return out
+            return self.attn.attend(q, cache.self_k[:, :, : t + 1], cache.self_v[:, :, : t + 1])
 
-        return self.sublayers(y, self_attn, memory_mask, trace, cross_kv=(cache.cross_k, cache.cross_v))
+        return self.sublayers(y, self_attn, memory_mask, cross_kv=(cache.cross_k, cache.cross_v))
 
-    def sublayers(self, y, self_attn, memory_mask, trace, memory=None, cross_kv=None):
+    def sublayers(self, y, self_attn, memory_mask, memory=None, cross_kv=None):
         """Self-attention, cross-attention over the memory (its K/V projected now, or cached), FFN."""
         y = self.sub[0](y, self_attn)
 
         def cross(h):
             q = self.cross.project_q(h)
             k, v = cross_kv if cross_kv is not None else self.cross.project_kv(memory)
-            out, weights = self.cross.attend(q, k, v, memory_mask)
-            if trace is not None:
-                trace.append(DecoderTrace(weights.detach()))
-            return out
+            return self.cross.attend(q, k, v, memory_mask)
 
         y = self.sub[1](y, cross)
         return self.sub[2](y, self.ffn)
@@ -238,14 +233,14 @@ class Transformer(nn.Module):
             x = layer(x, mask)
         return self.encoder_norm(x)
 
-    def decode(self, tgt_in, memory, memory_mask=None, trace=None):
-        """Logits (B, T_dec, vocab) = h E^T; `trace`, a list, collects each layer's DecoderTrace."""
+    def decode(self, tgt_in, memory, memory_mask=None):
+        """Logits (B, T_dec, vocab) = h E^T."""
         y = self.embed(tgt_in)
         T = tgt_in.shape[1]
         self_mask = self.causal[:T, :T].to(y.dtype)  # (T, T): 0 on and below the diagonal, -inf above
         memory_mask = additive_mask(self.positions.memory_mask(memory_mask), y.dtype)
         for layer in self.decoder:
-            y = layer(y, memory, self_mask, memory_mask, trace)
+            y = layer(y, memory, self_mask, memory_mask)
         return self.decoder_norm(y) @ self.embedding.weight.T  # (B, T_dec, vocab)
 
     def start_cache(self, memory, memory_mask=None, steps=None):
@@ -257,19 +252,19 @@ class Transformer(nn.Module):
         memory_mask = additive_mask(self.positions.memory_mask(memory_mask), memory.dtype)
         return DecoderCache(layers, memory_mask, steps)
 
-    def decode_step(self, token, cache: DecoderCache, trace=None):
+    def decode_step(self, token, cache: DecoderCache):
         """Logits (B, vocab) for the next token after feeding `token` (B,) at position cache.length.
 
         The same result as decode() over all tokens so far, last position, but each step costs one
         position: self-attention K/V of earlier positions come from the cache, cross-attention K/V
-        were computed once by start_cache. `trace` collects DecoderTrace (B, h, 1, T_enc) per layer.
+        were computed once by start_cache.
         """
         t = cache.length
         if t >= cache.steps:
             raise ValueError(f"the cache has room for {cache.steps} tokens; this is token {t + 1}")
         y = self.embed(token[:, None], start=t)  # (B, 1, d_model)
         for layer, layer_cache in zip(self.decoder, cache.layers, strict=True):
-            y = layer.step(y, layer_cache, t, cache.memory_mask, trace)
+            y = layer.step(y, layer_cache, t, cache.memory_mask)
         cache.length = t + 1
         return (self.decoder_norm(y) @ self.embedding.weight.T)[:, 0]  # (B, vocab)
 

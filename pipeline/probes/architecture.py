@@ -13,6 +13,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from pipeline.core.batching import make_batch
 from pipeline.model.config import ModelConfig
+from pipeline.model.hooks import attention_weights
 from pipeline.model.transformer import (
     DecoderLayer,
     EncoderLayer,
@@ -89,10 +90,12 @@ def measure(config: ModelConfig, seed=0):
     enc, dec = EncoderLayer(**sizes).eval(), DecoderLayer(**sizes).eval()
     model = Transformer(c).eval()
     memory, written = torch.randn(2, 10, c.d_model), torch.randn(2, 7, c.d_model)
-    trace = []
-    dec_out = dec(written, memory, causal_mask(7), trace=trace)
-    cross = trace[0].cross_attention  # (B, h, 7, 10): every written token over every input token
-    _, self_weights = dec.attn(written, written, causal_mask(7), return_weights=True)
+    with attention_weights(dec) as inside:
+        dec_out = dec(written, memory, causal_mask(7))
+    cross = inside["cross"][0]  # (B, h, 7, 10): every written token over every input token
+    with attention_weights(dec.attn) as alone:
+        dec.attn(written, written, causal_mask(7))
+    self_weights = alone[""][0]
     logits = model.decode(torch.tensor([[BOS]]), model.encode(torch.tensor([[1, 2, 3]])))
     embeddings = [m for m in model.modules() if isinstance(m, nn.Embedding)]
     norms = [m for m in model.modules() if isinstance(m, nn.LayerNorm)]
@@ -116,7 +119,7 @@ def measure(config: ModelConfig, seed=0):
         "attention_params_heads_1_to_32": [count(MultiHeadAttention(c.d_model, h)) for h in HEAD_COUNTS],
         "decoder_input_is_shifted_target": decoder_input_is_shifted_target(),
         "decoder_layer_output_shape": list(dec_out.shape),
-        "cross_attention_table_shape": list(trace[0].cross_attention.shape[-2:]),
+        "cross_attention_table_shape": list(cross.shape[-2:]),
         "model_params": count(model),
         "embedding_params": model.embedding.weight.numel(),
         "embedding_rows": model.embedding.weight.shape[0],

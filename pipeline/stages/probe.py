@@ -7,7 +7,6 @@ A thin entry point that reads inputs and writes outputs; the work is in pipeline
 """
 
 import dataclasses
-import shutil
 import time
 
 import numpy as np
@@ -43,16 +42,9 @@ from pipeline.probes.summary import (
 )
 
 
-@stage_entry
-def main():
-    args = stage_paths(__doc__, "models", "test", "metrics")
-    tables_dir = detail_dir(args.metrics)
-    start = time.perf_counter()
-    params = load_params()
-    p = params.probe
-    torch.set_num_threads(1)  # the same bytes on any machine
-
-    # 1. lesson 6's cells and counts (model-free)
+def model_free_probes(p):
+    """Lesson 6's cells and counts: its LayerNorm cell, the residual table at `probe.depths`, the
+    finite-difference steps, the paths check, the parameter accounting."""
     ln = lesson6.layernorm_cell()
     cell = lesson6.residual_cell(N=LESSON_N, extra_layers=max(0, max(p.depths) - LESSON_N))
     table = lesson6.residual_table(cell, sorted(p.depths))
@@ -61,14 +53,18 @@ def main():
     paths = lesson6.path_check(np.random.default_rng(p.seed), path_blocks)
     acct, acct_32 = accounting.parameter_accounting(), accounting.parameter_accounting(32, 128, 4)
     decoder_block, base = accounting.decoder_block_params(), accounting.model_params(vocab=PAPER_VOCAB)
+    return ln, table, steps, paths, acct, acct_32, decoder_block, base
 
-    # 2. real models: the first seed's checkpoint, and fresh models at initialisation
-    seed = params.train.seeds[0]
-    path = checkpoint_path(args.models, seed)
+
+def model_probes(params, models_dir, test_path):
+    """Real models: the first seed's checkpoint and fresh models at initialisation, their gradients
+    through depth and the Jacobian sweep; (model, gradient runs, their table, the sweep)."""
+    p, seed = params.probe, params.train.seeds[0]
+    path = checkpoint_path(models_dir, seed)
     model, record = load_checkpoint(path)
     length = params.data.train_lengths[0]
     check_fits(model, [length], path)
-    batch = probe_batch(load_npz(args.test), length, GRAD_BATCH, args.test)
+    batch = probe_batch(load_npz(test_path), length, GRAD_BATCH, test_path)
     smoothing = record["train"]["label_smoothing"]
     trained_norm = model.config.norm
     runs = {}
@@ -80,15 +76,24 @@ def main():
     sweep = depth_probes.depth_sweep(
         model.config, sorted(p.sweep_layers), batch.src[:SWEEP_BATCH], batch.tgt_in[:SWEEP_BATCH], p.seed
     )
+    return model, runs, grads, sweep
 
-    # 3. metrics, notes and plot tables
+
+@stage_entry
+def main():
+    args = stage_paths(__doc__, "models", "test", "metrics")
+    start = time.perf_counter()
+    params = load_params()
+    torch.set_num_threads(1)  # the same bytes on any machine
+    ln, table, steps, paths, acct, acct_32, decoder_block, base = model_free_probes(params.probe)
+    model, runs, grads, sweep = model_probes(params, args.models, args.test)
+    trained_norm = model.config.norm
     metrics = lesson6_metrics(ln, table, steps, paths, acct, decoder_block, base, acct_32)
     metrics.update(grad_metrics(grads, runs))
     metrics.update(sweep_metrics(sweep))
     metrics["layernorm_eps_model"] = model.encoder[0].sub[0].ln.eps
     metrics["grad_trained_is_post"] = trained_norm == "post"
     metrics["grad_other_norm_trained"] = False
-    staging = files.staging_dir(tables_dir)
     tables = {
         "layernorm_cell.csv": layernorm_rows(ln),
         "residual_table.csv": table,
@@ -97,14 +102,8 @@ def main():
         "grad_norms.csv": grads,
         "jacobian_sweep.csv": sweep,
     }
-    try:
-        for name, rows in tables.items():
-            files.write_text(staging / name, csv_text(rows, float_format="%.12g"))
-        files.write_json(staging / "summary.json", finite(metrics))
-        files.replace_dir(staging, tables_dir)
-    finally:
-        if staging.exists():  # only when something failed before the move
-            shutil.rmtree(staging)
+    texts = {name: csv_text(rows, float_format="%.12g") for name, rows in tables.items()}
+    files.write_dir(detail_dir(args.metrics), {**texts, "summary.json": finite(metrics)})
     write_metrics(args.metrics, finite(metrics), HEADLINE, detail=False)  # the detail: summary.json
 
     print_tables(ln, table, steps, paths, acct, base, grads, sweep)

@@ -4,7 +4,6 @@ position, digit, repeats, the lesson's "starts with 0 / ends with 9" habits), ho
 sorted input each decoding step moves, and where its cross-attention looks; and the mean of such
 numbers over seeds."""
 
-import contextlib
 import math
 import statistics
 
@@ -13,7 +12,10 @@ import torch
 
 from pipeline.core.batching import decoder_input, make_batch
 from pipeline.core.decoding import greedy_accuracy, greedy_cached, seed_test_draws, teacher_forced
+from pipeline.model.attention import Sigmoid
 from pipeline.model.config import longest_source
+from pipeline.model.hooks import attention_weights
+from pipeline.model.transformer import MultiHeadAttention
 from pipeline.tokens import DIGITS
 
 # What the diagnosis keeps of each trained variant (the pipeline's checkpoints keep everything).
@@ -89,9 +91,11 @@ def cross_attention(model, source, output):
     over the input positions only: (B, T_dec, T_enc)."""
     src = torch.as_tensor(source, dtype=torch.long)
     tgt_in = decoder_input(torch.as_tensor(output, dtype=torch.long))
-    trace = []
-    model.decode(tgt_in, model.encode(src), trace=trace)
-    weights = trace[-1].cross_attention.mean(1).numpy()  # (B, T_dec, T_mem)
+    memory = model.encode(src)
+    last = len(model.decoder) - 1
+    with attention_weights(model.decoder[last]) as found:
+        model.decode(tgt_in, memory)
+    weights = found["cross"][0].mean(1).numpy()  # (B, T_dec, T_mem)
     return weights[:, :, weights.shape[2] - source.shape[1] :]  # without the BOS row of positions bos
 
 
@@ -163,23 +167,11 @@ def diagnose(model, source, batch_size=1000):
     }
 
 
-@contextlib.contextmanager
-def captured_weights(model):
-    """Every attention's weights during the forward passes inside the block, by name
-    (encoder_<layer>, decoder_<layer>, cross_<layer>), read by hooks removed on exit."""
-    found, handles = {}, []
-    sites = [(f"encoder_{i}", layer.attn) for i, layer in enumerate(model.encoder)]
-    for i, layer in enumerate(model.decoder):
-        sites += [(f"decoder_{i}", layer.attn), (f"cross_{i}", layer.cross)]
-    for name, attn in sites:
-        handles.append(
-            attn.weights.register_forward_hook(lambda m, a, out, name=name: found.__setitem__(name, out))
-        )
-    try:
-        yield found
-    finally:
-        for handle in handles:
-            handle.remove()
+def site_name(name):
+    """An attention's name in the model (`encoder.0.attn`, `decoder.1.cross`) as the diagnosis
+    reports it: encoder_0, decoder_1 (the decoder's self-attention), cross_1."""
+    stack, layer, kind = name.split(".")
+    return f"cross_{layer}" if kind == "cross" else f"{stack}_{layer}"
 
 
 @torch.no_grad()
@@ -187,14 +179,14 @@ def attention_mass(model, src, tgt_in):
     """Each attention's total weight per query, mean over rows, heads and queries, teacher-forced: 1
     for a softmax (an average); for sigmoid gates, how many keys it sums (a count grows with the
     input, a calibration to the training lengths does not stay right)."""
-    with captured_weights(model) as found:
+    with attention_weights(model) as found:
         model(src, tgt_in)
-    return {name: float(w.sum(-1).mean()) for name, w in found.items()}
+    return {site_name(name): float(w.sum(-1).mean()) for name, (w,) in found.items()}
 
 
 def gated(model):
     """The attention modules with sigmoid gates (they carry a learned bias per head)."""
-    return [m for m in model.modules() if hasattr(m, "hard")]
+    return [m for m in model.modules() if isinstance(m, Sigmoid)]
 
 
 @torch.no_grad()
@@ -218,13 +210,12 @@ def hard_gate_accuracy(model, src, target, batch_size):
 
 
 def gate_biases(model):
-    """Every gated attention's learned bias per head, by name as captured_weights names them."""
-    found = {}
-    for i, layer in enumerate(model.encoder):
-        found[f"encoder_{i}"] = layer.attn.weights
-    for i, layer in enumerate(model.decoder):
-        found[f"decoder_{i}"], found[f"cross_{i}"] = layer.attn.weights, layer.cross.weights
-    return {k: m.bias.flatten().tolist() for k, m in found.items() if hasattr(m, "hard")}
+    """Every gated attention's learned bias per head, by name as attention_mass names them."""
+    return {
+        site_name(name): m.weights.bias.flatten().tolist()
+        for name, m in model.named_modules()
+        if isinstance(m, MultiHeadAttention) and isinstance(m.weights, Sigmoid)
+    }
 
 
 def _mean(values):

@@ -11,12 +11,9 @@ files the report draws.
 """
 
 import json
-import shutil
 import statistics
 import time
 from pathlib import Path
-
-import numpy as np
 
 from pipeline.core.data import load_npz, row_keys
 from pipeline.core.params import Params
@@ -26,7 +23,6 @@ from pipeline.infra.errors import PipelineError
 from pipeline.infra.metrics import detail_dir
 from pipeline.infra.pool import run_jobs
 from pipeline.infra.stats import across_seeds
-from pipeline.infra.tables import csv_text
 from pipeline.model.checkpoint import checkpoint_path, load_checkpoint
 from pipeline.model.config import longest_source
 from pipeline.model.handset import counting_sort_model
@@ -37,10 +33,17 @@ from pipeline.study.diagnosis import (
     gate_biases,
     mean_over_seeds,
 )
+from pipeline.study.outputs import (
+    diagnosis_file,
+    length_table,
+    rank_table,
+    seed_table,
+    study_meta,
+    variant_table,
+)
 from pipeline.study.ranking import bar_key, bar_lengths, best_variant
 from pipeline.study.sets import study_test_sets
 from pipeline.study.variant import variant_description
-from pipeline.tokens import DIGITS
 
 
 def test_checkpoint(path, tests, batch_size, device, diagnosis_lengths):
@@ -99,100 +102,42 @@ def summarise(per_seed, lengths, bar):
     return out
 
 
-# ------------------------------------------------------------------------------------- outputs
+def overlap_with_training(train_path, tests):
+    """How many of the study's test sequences the pipeline's own training set holds."""
+    train = load_npz(train_path, ["source", "lengths"])
+    keys = set(row_keys(train["source"], train["lengths"]))
+    return sum(k in keys for n, src in tests.items() for k in row_keys(src, [n] * len(src)))
 
 
-def length_table(summaries, lengths):
-    """Wide CSV: per length, each variant's mean, std, min and max over seeds (blank where untested)."""
-    rows = []
-    for n in lengths:
-        row, key = {"length": n}, f"length_{n}_seq_acc"
-        for v, m in summaries.items():
-            seeds = [value for k, value in m.items() if k.startswith(f"{key}_seed")]
-            tested = key in m
-            row[v] = m[key] if tested else None
-            row[f"{v}_std"] = m[key + "_std"] if tested else None
-            row[f"{v}_min"] = min(seeds) if tested else None
-            row[f"{v}_max"] = max(seeds) if tested else None
-        rows.append(row)
-    return csv_text(rows, float_format="%.6f")
-
-
-def variant_table(summary, lengths):
-    """One variant's CSV for `dvc plots` (one plot per variant, comparable across experiments)."""
-    rows = [
-        {
-            "length": n,
-            "seq_acc": summary[f"length_{n}_seq_acc"],
-            "seq_acc_std": summary[f"length_{n}_seq_acc_std"],
-            "digit_acc": summary[f"length_{n}_digit_acc"],
-        }
-        for n in lengths
-        if f"length_{n}_seq_acc" in summary
-    ]
-    return csv_text(rows, ["length", "seq_acc", "seq_acc_std", "digit_acc"], float_format="%.6f")
-
-
-def seed_table(per_seed):
-    rows = [
-        (variant, seed, key.split("_")[1], value, result[f"length_{key.split('_')[1]}_digit_acc"])
-        for (variant, seed), result in per_seed.items()
-        for key, value in result.items()
-        if key.endswith("_seq_acc")
-    ]
-    return csv_text(rows, ["variant", "seed", "length", "seq_acc", "digit_acc"], float_format="%.6f")
-
-
-def rank_table(diagnosis):
-    columns = ["emitted_rank", "correct_rank", "attended_rank", "acc_by_position"]
-    rows = [(n, t, *(d[c][t] for c in columns)) for n, d in diagnosis.items() for t in range(int(n))]
-    return csv_text(rows, ["length", "step", *columns], float_format="%.4f")
-
-
-def mean_gate_biases(by_seed):
-    """Each gated attention's learned bias per head, mean over seeds: {attention: [per head]}."""
-    seeds = list(by_seed.values())
-    if not seeds or not seeds[0]:
-        return {}
-    return {k: np.mean([s[k] for s in seeds], axis=0).tolist() for k in seeds[0]}
-
-
-def run_study(params: Params, models_dir, train_path, variants_dir, workers=None):
-    """Every variant's metrics and the diagnosis; returns (metrics, outputs by file name)."""
-    s, device = params.study, resolve_device(params.train.device)
-    lengths = list(range(1, s.max_length + 1))
-    tests, overlap = study_test_sets(params)
-    records = {v: load_variant(params, v, Path(variants_dir) / f"{v}.json") for v in s.variants}
-
-    # What the train stage recorded in the checkpoints: their configuration, lengths and steps.
-    pipeline_model, record = load_checkpoint(checkpoint_path(models_dir, params.train.seeds[0]))
-    pipeline_lengths = record.get("train_lengths", list(params.data.train_lengths))  # older checkpoints
-    pipeline_train = load_npz(train_path, ["source", "lengths"])
-    pipeline_keys = set(row_keys(pipeline_train["source"], pipeline_train["lengths"]))
-    pipeline_overlap = sum(
-        k in pipeline_keys for n, src in tests.items() for k in row_keys(src, [n] * len(src))
-    )
+def test_pipeline_checkpoints(params: Params, models_dir, tests, workers):
+    """{seed: (accuracy by length, diagnosis by length)} of the pipeline's checkpoints, side by side."""
+    device = resolve_device(params.train.device)
     jobs = [
-        (checkpoint_path(models_dir, seed), tests, params.evaluate.batch_size, device, s.diagnosis_lengths)
+        (
+            checkpoint_path(models_dir, seed),
+            tests,
+            params.evaluate.batch_size,
+            device,
+            params.study.diagnosis_lengths,
+        )
         for seed in params.train.seeds
     ]
     start = time.perf_counter()
     checked = dict(zip(params.train.seeds, run_jobs(test_checkpoint, jobs, workers), strict=True))
     print(f"study: tested and diagnosed models/ in {time.perf_counter() - start:.0f} s", flush=True)
-    diagnosed = {seed: d for seed, (_, d) in checked.items()}
-    read = diagnosed[params.train.seeds[0]]  # the lengths diagnosed
-    diagnosis = {n: mean_over_seeds({seed: d[n] for seed, d in diagnosed.items()}) for n in read}
+    return checked
 
-    per_seed = {("pipeline", seed): accuracy for seed, (accuracy, _) in checked.items()}
-    for v, rec in records.items():
-        per_seed |= {(v, int(seed)): accuracy for seed, accuracy in rec["accuracy"].items()}
-    handset = counting_sort_model()  # the algorithm set by hand: what training would have to reach
-    per_seed[("handset", 0)] = accuracy_by_length(handset, tests, params.evaluate.batch_size, "cpu")
-    records["handset"] = {
+
+def handset_run(params: Params, tests):
+    """The algorithm set by hand, what training would have to reach: (its accuracy, its record
+    in a variant's format)."""
+    handset = counting_sort_model()
+    accuracy = accuracy_by_length(handset, tests, params.evaluate.batch_size, "cpu")
+    record = {
         "diagnosis": {
             "0": {
                 n: {k: v for k, v in diagnose(handset, tests[int(n)]).items() if k in VARIANT_DIAGNOSIS}
-                for n in map(str, s.diagnosis_lengths)
+                for n in map(str, params.study.diagnosis_lengths)
             }
         },
         "gate_biases": {"0": gate_biases(handset)},
@@ -201,6 +146,25 @@ def run_study(params: Params, models_dir, train_path, variants_dir, workers=None
         "steps": 0,
         "seeds": [0],
     }
+    return accuracy, record
+
+
+def run_study(params: Params, models_dir, train_path, variants_dir, workers=None):
+    """Every variant's metrics and the diagnosis; returns (metrics, outputs by file name)."""
+    s = params.study
+    lengths = list(range(1, s.max_length + 1))
+    tests, overlap = study_test_sets(params)
+    records = {v: load_variant(params, v, Path(variants_dir) / f"{v}.json") for v in s.variants}
+    pipeline_overlap = overlap_with_training(train_path, tests)
+    checked = test_pipeline_checkpoints(params, models_dir, tests, workers)
+    diagnosed = {seed: d for seed, (_, d) in checked.items()}
+    read = diagnosed[params.train.seeds[0]]  # the lengths diagnosed
+    diagnosis = {n: mean_over_seeds({seed: d[n] for seed, d in diagnosed.items()}) for n in read}
+
+    per_seed = {("pipeline", seed): accuracy for seed, (accuracy, _) in checked.items()}
+    for v, rec in records.items():
+        per_seed |= {(v, int(seed)): accuracy for seed, accuracy in rec["accuracy"].items()}
+    per_seed[("handset", 0)], records["handset"] = handset_run(params, tests)
     variants = ["pipeline", *s.variants, "handset"]
     metrics, summaries = {}, {}
     for v in variants:
@@ -210,59 +174,23 @@ def run_study(params: Params, models_dir, train_path, variants_dir, workers=None
     metrics["bar_met"] = any(summaries[v]["meets_bar"] for v in s.variants)
     metrics["test_overlap_total"] = int(sum(overlap.values()))
     metrics["pipeline_test_overlap_total"] = int(pipeline_overlap)
-    meta = {
-        "variants": {
-            "pipeline": {
-                "positions": pipeline_model.config.positions,
-                "attention": pipeline_model.config.attention,
-                "train_lengths": list(pipeline_lengths),
-                "steps": record["steps"],
-                "seeds": list(params.train.seeds),
-                "source": "models/ (the pipeline's train stage)",
-            },
-            **{
-                v: {k: rec[k] for k in ("positions", "attention", "train_lengths", "steps", "seeds")}
-                | {
-                    "source": f"{Path(variants_dir) / f'{v}.json'} (stage variant@{v})"
-                    if v != "handset"
-                    else "pipeline/model/handset.py (weights set by hand, not trained)"
-                }
-                for v, rec in records.items()
-            },
-        },
-        "test_sets": {
-            str(n): {
-                "size": len(tests[n]),
-                "every_sequence": DIGITS**n <= s.test_size,
-                "in_training": overlap[n],
-            }
-            for n in lengths
-        },
-        "bar": {
-            "accuracy": s.bar.accuracy,
-            "seed_floor": s.bar.seed_floor,
-            "lengths": list(s.bar.lengths),
-            "met_by": [v for v in s.variants if summaries[v]["meets_bar"]],
-        },
-    }
-    diagnosis_json = {
-        "models": f"{models_dir}/seed_*.pt",
+    # What the train stage recorded in the checkpoints: their configuration, lengths and steps.
+    pipeline_model, record = load_checkpoint(checkpoint_path(models_dir, params.train.seeds[0]))
+    pipeline_lengths = record.get("train_lengths", list(params.data.train_lengths))  # older checkpoints
+    pipeline_row = {
+        "positions": pipeline_model.config.positions,
+        "attention": pipeline_model.config.attention,
+        "train_lengths": list(pipeline_lengths),
+        "steps": record["steps"],
         "seeds": list(params.train.seeds),
-        "trained_lengths": list(pipeline_lengths),
-        "test_sequences": {str(n): len(tests[n]) for n in s.diagnosis_lengths},
-        "lengths": diagnosis,
-        "variants": {
-            v: {n: mean_over_seeds({seed: runs[seed][n] for seed in runs}) for n in next(iter(runs.values()))}
-            for v, runs in ((v, rec["diagnosis"]) for v, rec in records.items())
-        },
-        "gates": {v: mean_gate_biases(rec.get("gate_biases", {})) for v, rec in records.items()},
+        "source": "models/ (the pipeline's train stage)",
     }
     outputs = {
         "length_accuracy.csv": length_table(summaries, lengths),
         **{f"lengths/{v}.csv": variant_table(summaries[v], lengths) for v in variants},
         "per_seed.csv": seed_table(per_seed),
-        "meta.json": meta,
-        "diagnosis.json": diagnosis_json,
+        "meta.json": study_meta(params, pipeline_row, records, variants_dir, tests, overlap, summaries),
+        "diagnosis.json": diagnosis_file(params, models_dir, pipeline_lengths, tests, diagnosis, records),
         "rank_by_step.csv": rank_table(diagnosis),
     }
     return metrics, outputs
@@ -283,16 +211,5 @@ def headline(metrics, variants, bar):
 def write_outputs(metrics, outputs, variants, bar, metrics_path):
     """All outputs at once: the directory (every number in summary.json) is written aside and moved
     into place, then the headline."""
-    out_dir = detail_dir(metrics_path)
-    staging = files.staging_dir(out_dir)
-    outputs = {**outputs, "summary.json": metrics}
-    try:
-        for name, content in outputs.items():
-            if isinstance(content, str):
-                files.write_text(staging / name, content)
-            else:
-                files.write_json(staging / name, content)
-        files.replace_dir(staging, out_dir)
-        files.write_json(metrics_path, headline(metrics, variants, bar))
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    files.write_dir(detail_dir(metrics_path), {**outputs, "summary.json": metrics})
+    files.write_json(metrics_path, headline(metrics, variants, bar))
