@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.infra.errors import PipelineError
+from pipeline.infra.errors import DataError, PipelineError
 from pipeline.report.claims import (
     KINDS,
     Claim,
@@ -19,6 +19,7 @@ from pipeline.report.claims import (
     prediction_band,
     t_975,
 )
+from pipeline.report.quantities import Measured
 from pipeline.tools.sort import parse_digits
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,20 +117,41 @@ def test_claims_csv_quotes_as_the_csv_module_does():
     ]
 
 
-def test_a_claim_whose_value_a_run_did_not_measure_is_left_out():
-    entries = [
-        {
-            "id": "a",
-            "source": "s",
-            "kind": "measured",
-            "claim": "c",
-            "expected": 1,
-            "value": "x.y",
-            "rule": "exact",
-        }
-    ]
-    assert evaluate(entries, {}) == []
-    assert [c.id for c in evaluate(entries, {"x.y": 1})] == ["a"]
+def claim_entry(**more):
+    return {
+        "id": "a",
+        "source": "s",
+        "kind": "measured",
+        "claim": "c",
+        "expected": 1,
+        "value": "x.y",
+        "rule": "exact",
+        **more,
+    }
+
+
+def test_a_claim_that_applies_is_judged_and_one_without_its_value_stops_the_report_naming_it(tiny):
+    assert [c.id for c in evaluate([claim_entry()], {"x.y": 1}, tiny)] == ["a"]
+    with pytest.raises(DataError, match=r"claim a applies, but nothing measures x\.y"):
+        evaluate([claim_entry()], {}, tiny)
+
+
+def test_a_quantity_computed_from_metrics_the_run_did_not_write_stops_the_report_naming_the_claim(tiny):
+    measured = Measured({}, tiny.train.seeds, 20, {"q.x": lambda: {}["loss_step_1200"]})
+    with pytest.raises(DataError, match="claim a applies, but 'loss_step_1200' was not measured"):
+        evaluate([claim_entry(value="q.x")], measured, tiny)
+
+
+def test_a_claim_is_left_out_only_where_its_applies_says_the_run_does_not_measure_it(tiny):
+    tested, steps = tiny.data.test_lengths, tiny.train.steps
+    assert evaluate([claim_entry(applies={"test_length": max(tested) + 1})], {}, tiny) == []
+    assert evaluate([claim_entry(applies={"steps": steps + 1})], {}, tiny) == []
+    assert evaluate([claim_entry(applies={"probe_depth": max(tiny.probe.depths) + 1})], {}, tiny) == []
+    assert evaluate([claim_entry(applies={"reads_length": tiny.model.max_len + 1})], {}, tiny) == []
+    with pytest.raises(DataError, match="claim a applies, but nothing measures"):
+        evaluate([claim_entry(applies={"test_length": tested[0], "steps": steps})], {}, tiny)
+    with pytest.raises(DataError, match="unknown applies lenght"):
+        evaluate([claim_entry(applies={"lenght": 10})], {"x.y": 1}, tiny)
 
 
 @pytest.mark.parametrize(

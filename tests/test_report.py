@@ -9,6 +9,7 @@ import pytest
 
 from pipeline.core import evaluation, lesson
 from pipeline.core.params import load_params
+from pipeline.infra.errors import DataError
 from pipeline.report.claims import evaluate, load_claims
 from pipeline.report.context import report_context
 from pipeline.report.environment import environment_lines
@@ -24,8 +25,21 @@ ROOT = Path(__file__).resolve().parents[1]
 def pages():
     params = load_params(ROOT / "params.yaml")
     m = read_metrics(ROOT / "metrics")
-    claims = evaluate(load_claims(), quantities(params, m, m["benchmark"]))
+    claims = evaluate(load_claims(), quantities(params, m, m["benchmark"]), params)
     return render(report_context(params, m, claims, environment_lines(m["numerics"]))), claims
+
+
+def test_the_default_parameters_judge_every_claim(pages):
+    assert sorted(c.id for c in pages[1]) == sorted(e["id"] for e in load_claims())
+
+
+def test_a_misspelt_value_stops_the_report_naming_its_claim():
+    params = load_params(ROOT / "params.yaml")
+    m = read_metrics(ROOT / "metrics")
+    entries = load_claims()
+    entries[7] = {**entries[7], "value": entries[7]["value"] + "_x"}
+    with pytest.raises(DataError, match=f"claim {entries[7]['id']} applies, but nothing measures"):
+        evaluate(entries, quantities(params, m, m["benchmark"]), params)
 
 
 def test_the_verdict_and_the_lessons_numbers_come_first(pages):

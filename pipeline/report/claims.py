@@ -16,6 +16,9 @@ The rules, fixed in claims.yaml before the results they judge:
   about n epsilon of its terms' size).
 - majority: more than half of our seeds write the lesson's output.
 - note: a deliberate, explained difference (`reason`), or an error in the lesson.
+
+A claim is judged where it applies (claims.yaml's `applies`, read by APPLIES); one that applies and
+has no value stops the report, naming it: a misspelt `value:` never drops a claim silently.
 """
 
 import csv
@@ -29,6 +32,7 @@ import yaml
 
 from pipeline.infra.errors import DataError
 from pipeline.infra.rounding import EPSILON, rounding_bound
+from pipeline.model.config import longest_source
 
 CLAIMS_PATH = Path(__file__).with_name("claims.yaml")
 KINDS = ("measured", "derived", "structural", "arithmetic")
@@ -214,13 +218,38 @@ def judge(entry, value):
     raise DataError(f"claim {entry['id']}: unknown rule {rule!r}")
 
 
-def evaluate(entries, quantities):
-    """Every claim judged; `quantities`: {value name: what was measured} (pipeline/report/quantities.py)."""
+APPLIES = {  # claims.yaml's `applies`: whether a run with these parameters measures the claim
+    "test_length": lambda params, n: n in params.data.test_lengths,
+    "steps": lambda params, n: params.train.steps >= n,
+    "probe_depth": lambda params, n: n in params.probe.depths,
+    "reads_length": lambda params, n: longest_source(params.model) >= n,
+}
+
+
+def applies(entry, params):
+    if unknown := sorted(set(entry.get("applies", {})) - set(APPLIES)):
+        raise DataError(
+            f"claim {entry['id']}: unknown applies {', '.join(unknown)} (known: {', '.join(APPLIES)})"
+        )
+    return all(APPLIES[name](params, n) for name, n in entry.get("applies", {}).items())
+
+
+def measured_value(entry, quantities):
+    """The value a claim that applies reads; none is an error that names the claim."""
+    hint = "check its `value:` in claims.yaml, or its `applies:`"
+    if entry["value"] not in quantities:
+        raise DataError(f"claim {entry['id']} applies, but nothing measures {entry['value']}: {hint}")
+    try:
+        return quantities[entry["value"]]
+    except KeyError as missing:  # a quantity computed from metrics this run did not write
+        raise DataError(f"claim {entry['id']} applies, but {missing} was not measured: {hint}") from None
+
+
+def evaluate(entries, quantities, params):
+    """Every claim that applies to `params`, judged; `quantities`: {value name: what was measured}."""
     claims = []
-    for e in entries:
-        if e["value"] not in quantities:
-            continue  # not measured in this run (an experiment that skipped it): not claimed
-        judged = {"expected": str(e["expected"]), **judge(e, quantities[e["value"]])}
+    for e in (e for e in entries if applies(e, params)):
+        judged = {"expected": str(e["expected"]), **judge(e, measured_value(e, quantities))}
         claims.append(
             Claim(
                 **{k: e[k] for k in ("id", "source", "claim", "kind")},

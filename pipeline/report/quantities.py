@@ -10,8 +10,10 @@ STAGES = ("architecture", "data", "train", "evaluate", "norm", "probe")
 
 
 class Measured(dict):
-    """{name: value}; `<stage>.<key>` is looked up in that stage's metrics on demand: a key measured
-    per seed (<key>_seed<s>) comes back as {"values": [one per seed], "items": test sequences}."""
+    """{name: value, or how to compute it}, each computed when a claim reads it, so that a run which
+    does not measure its inputs (a claim that does not apply) never computes it. `<stage>.<key>` is
+    looked up in that stage's metrics: a key measured per seed (<key>_seed<s>) comes back as
+    {"values": [one per seed], "items": test sequences}."""
 
     def __init__(self, metrics, seeds, test_size, computed):
         super().__init__(computed)
@@ -28,7 +30,10 @@ class Measured(dict):
         return super().__contains__(name) or self.lookup(name) is not KeyError
 
     def __getitem__(self, name):
-        return super().__getitem__(name) if super().__contains__(name) else self.lookup(name)
+        if not super().__contains__(name):
+            return self.lookup(name)
+        value = super().__getitem__(name)
+        return value() if callable(value) else value
 
 
 def shape(values):
@@ -46,16 +51,8 @@ def rows_of(p, key):
     return [p[f"layernorm_{key}_row{i}"] for i in range(5)]
 
 
-def present(**lazy):
-    """Each quantity whose inputs this run measured: an experiment that skips a probe (or shrinks
-    its depths) leaves those claims out instead of failing the report."""
-    found = {}
-    for name, compute in lazy.items():
-        try:
-            found[name] = compute()
-        except KeyError:
-            pass
-    return {f"q.{name}": value for name, value in found.items()}
+def lazily(**computations):
+    return {f"q.{name}": compute for name, compute in computations.items()}
 
 
 def architecture_quantities(a):
@@ -69,7 +66,7 @@ def architecture_quantities(a):
         values = set(a[key])
         return same(values.pop()) if len(values) == 1 else f"{sorted(values)} by h"
 
-    return present(
+    return lazily(
         mask_demo_shape=lambda: shape(a["mask_demo_output_shape"]),
         encoder_layer_shape=lambda: shape(a["encoder_layer_output_shape"]),
         decoder_layer_shape=lambda: shape(a["decoder_layer_output_shape"]),
@@ -85,7 +82,7 @@ def architecture_quantities(a):
 
 
 def probe_quantities(p):
-    return present(
+    return lazily(
         base_model_millions=lambda: f"{p['base_model_params'] / 1e6:.1f} M",
         paths_12=lambda: f"{p['paths_terms_12']} terms, {p['paths_through_no_sublayer_12']} identity",
         six_blocks_millions=lambda: p["encoder_params_lesson6_6"] / 1e6,
@@ -108,7 +105,7 @@ def training_quantities(t, seeds, label_smoothing):
     def gap():  # the lesson's gap is at its last step, 1,200
         return {"values": [t[f"loss_step_1200_seed{s}"] - floor for s in seeds], "items": None}
 
-    return {f"q.{k}": v for k, v in shares.items()} | present(gap=gap)
+    return {f"q.{k}": v for k, v in shares.items()} | lazily(gap=gap)
 
 
 def evaluation_quantities(e, example, seeds):
@@ -119,12 +116,12 @@ def evaluation_quantities(e, example, seeds):
         found = {f"{k}_{dtype}": [e[f"reference_{k}_{dtype}_seed{s}"] for s in seeds] for k, dtype in pairs}
         return {"dot_length": e[f"reference_dot_length_seed{seeds[0]}"], **found}
 
-    def example_outputs():  # only the lesson's own example is the lesson's claim
-        outputs = example["outputs_by_seed"].values() if example["input"] == lesson.EXAMPLE_INPUT else {}[0]
+    def example_outputs():  # the lesson's claim applies where the model reads its whole example
+        outputs = example["outputs_by_seed"].values()
         return {"same": sum(out == lesson.EXAMPLE_OUTPUT for out in outputs), "seeds": len(outputs)}
 
     beam = lambda: f"beam {100 * e['beam_seq_acc']:.1f} %, greedy {100 * e['greedy_seq_acc']:.1f} %"  # noqa: E731
-    return {"evaluate.reference": reference()} | present(
+    return {"evaluate.reference": reference()} | lazily(
         beam_against_greedy=beam, example_outputs=example_outputs
     )
 

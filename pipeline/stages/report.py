@@ -42,7 +42,7 @@ def main():
     start = time.perf_counter()
     params = load_params()
     m = read_metrics(args.metrics)
-    claims = evaluate(load_claims(), quantities(params, m, m["benchmark"]))
+    claims = evaluate(load_claims(), quantities(params, m, m["benchmark"]), params)
     losses = read_losses(args.metrics / "train", params.train.seeds)
     draw_figures(params, m, claims, losses, args.reports / "figures", args.metrics)
     files.write_text(args.reports / "claims.csv", claims_csv(claims))
