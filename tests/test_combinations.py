@@ -128,6 +128,7 @@ def stage_outputs(body, key):
 
 
 def copy_outputs(paths, source, target):
+    """Each of `paths` (files or folders) from under `source` to the same place under `target`."""
     for path in paths:
         (target / path).parent.mkdir(parents=True, exist_ok=True)
         (shutil.copytree if (source / path).is_dir() else shutil.copy2)(source / path, target / path)
@@ -165,10 +166,7 @@ def test_a_combination_runs_every_stage_or_is_refused_up_front(
         raw = laid_over(PARAMS_YAML, TINY)
         model = {k: values[k] for k in ("norm", "dropout", "max_len")}
         raw["study"]["variants"] = {"v": {"positions": positions, "attention": attention, "model": model}}
-    for record in RECORDS:
-        source, target = ROOT / record, tmp_path / record
-        target.parent.mkdir(parents=True, exist_ok=True)
-        (shutil.copytree if source.is_dir() else shutil.copy2)(source, target)
+    copy_outputs(RECORDS, ROOT, tmp_path)
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
     monkeypatch.chdir(tmp_path)
@@ -188,6 +186,5 @@ def test_a_combination_runs_every_stage_or_is_refused_up_front(
         for key in raw["study"]["variants"] if "foreach" in stage else [""]:
             body = stage.get("do", stage)
             run_or_reuse(name, key, body, raw, monkeypatch, outputs_store)
-            for out in body.get("outs", []) + body.get("metrics", []):
-                path = (next(iter(out)) if isinstance(out, dict) else out).replace("${key}", key)
+            for path in stage_outputs(body, key):
                 assert Path(path).exists(), f"{name}{'@' + key if key else ''} did not write {path}"
