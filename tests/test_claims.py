@@ -160,7 +160,7 @@ def test_a_claim_is_left_out_only_where_its_applies_says_the_run_does_not_measur
         (["3", "x"], "only the digits 0-9"),
         (["-1"], "only the digits 0-9"),
         ([], "give the digits"),
-        (["1" * 65], "65 digits is more than this model's max_len = 64"),
+        (["1" * 65], "65 digits is more than this model's 64"),
     ],
 )
 def test_sort_cli_rejects_bad_input_in_one_line(words, error):

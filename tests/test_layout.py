@@ -168,11 +168,12 @@ def test_no_function_exceeds_a_screen(path):
 
 
 def test_the_report_code_stays_a_fraction_of_the_project():
-    """The report's code (its prose lives in templates/ and claims.yaml, not in Python) in 1,300 lines:
-    1,250 until the claims learnt which runs measure them (applies) and to stop on a missing value."""
+    """The report's code (its prose lives in templates/ and claims.yaml, not in Python) in 1,350 lines:
+    1,250 until the claims learnt which runs measure them (applies) and to stop on a missing value,
+    1,300 until the length study's seeds figure (confirmation against held-out seeds)."""
     report = sorted((ROOT / "pipeline/report").glob("*.py"))
     lines = sum(len(path.read_text().splitlines()) for path in report)
-    assert lines <= 1300, f"pipeline/report/*.py holds {lines} lines (at most 1,300)"
+    assert lines <= 1350, f"pipeline/report/*.py holds {lines} lines (at most 1,350)"
 
 
 @pytest.mark.parametrize("path", [*modules(), *sorted((ROOT / "tests").glob("*.py"))], ids=dotted)

@@ -7,7 +7,8 @@ import pytest
 
 from pipeline.core import lesson
 from pipeline.core.data import row_keys
-from pipeline.core.params import parse_params, variant_recipe
+from pipeline.core.params import parse_params
+from pipeline.core.variants import variant_recipe
 from pipeline.infra import files
 from pipeline.infra.errors import ConfigError, PipelineError
 from pipeline.model.attention import WEIGHTS
@@ -118,7 +119,7 @@ def test_every_scheme_and_attention_makes_a_variant():
     assert (config.d_model, recipe.lr) == (params.study.model.d_model, params.study.train.lr)  # the rest kept
     assert set(DEFAULT["study"]["variants"]) == {
         "bos_mixed",
-        "bos_mixed_sums_repeats",
+        "bos_mixed_sums",
     }  # lean: softmax, the best
 
 
@@ -146,7 +147,9 @@ def test_summary_and_bar():
     assert out["worst_length_1_20"] == 17 and not out["meets_bar"] and out["bar_up_to_length"] == 16
     assert out["length_17_seq_acc"] == pytest.approx((0.9983 + 0.95) / 2)
     assert out["mean_seq_acc_21_22"] == pytest.approx(1 - 0.00215)
-    assert summarise({0: seed}, range(1, 23), BAR)["meets_bar"]
+    five = {s: seed for s in range(BAR.min_seeds)}
+    assert summarise(five, range(1, 23), BAR)["meets_bar"]
+    assert not summarise(dict(list(five.items())[:-1]), range(1, 23), BAR)["meets_bar"]  # a seed too few
     table = length_table({"a": out}, [1, 2]).splitlines()
     assert table[0] == "length,a,a_std,a_min,a_max" and table[1].startswith("1,0.999900,0.000000")
 

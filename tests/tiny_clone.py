@@ -26,9 +26,12 @@ TINY = {
     "norm": {"count": 1},
     "probe": {"depths": [1, 2], "sweep_layers": [1, 2]},  # every probe's code at the fewest depths
     "study": {
-        "variants": {"bos_mixed": {"positions": "bos", "attention": "softmax"}},
-        "model": {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "max_len": 16},
-        "train": {"steps": 30, "batch_size": 16, "warmup": 5, "seeds": [0, 1]},
+        "variants": {  # the default study's names and held-out seeds, so the README's commands run here
+            "bos_mixed": {"positions": "bos", "attention": "softmax"},
+            "bos_mixed_sums": {"positions": "bos", "attention": "none/sigmoid/sigmoid"},
+        },
+        "model": {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "max_len": 24},  # reads the README's 20
+        "train": {"steps": 30, "batch_size": 16, "warmup": 5, "seeds": [100, 101]},
         "data": {"train_lengths": [1, 2, 3, 4, 5]},
         "max_length": 8,
         "test_size": 20,

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import yaml
 
+from pipeline.core.variants import check_study
 from pipeline.infra.errors import ConfigError
 from pipeline.infra.rules import (
     POSITIVE_FLOAT,
     POSITIVE_INT,
-    as_dict,
     check_keys,
     float_in,
     int_at_least,
@@ -26,7 +26,7 @@ from pipeline.infra.rules import (
     section,
 )
 from pipeline.model.config import ModelConfig, check_config, check_heads, longest_source
-from pipeline.model.options import KINDS, POSITIONS, WEIGHTINGS, check_handset_fits
+from pipeline.model.options import KINDS, POSITIONS, WEIGHTINGS
 
 VARIANT_OWN = ("positions", "attention")  # what each study variant names for itself
 
@@ -133,11 +133,12 @@ class StudyDataParams:
 @dataclass(frozen=True)
 class BarParams:
     """What it takes to sort any length: `accuracy` exact sequences at every length in `lengths`
-    (first to last), mean over seeds, and no seed below `seed_floor`."""
+    (first to last), mean over at least `min_seeds` seeds, and no seed below `seed_floor`."""
 
     accuracy: float = required(float_in(0.0, 1.0, high_open=False))
     lengths: tuple = required(list_of(POSITIVE_INT, "integers >= 1", length=2))
     seed_floor: float = required(float_in(0.0, 1.0, high_open=False))
+    min_seeds: int = required(POSITIVE_INT)
 
 
 def overrides(cls):
@@ -178,6 +179,17 @@ def variants_rule(key, value):
 
 
 @dataclass(frozen=True)
+class SearchSeeds:
+    """The search's own seeds (pipeline/study/search.yaml), each set with one job: `screen` gives a
+    row its first look, `confirm` retrains the rows near the bar and chooses the best of them. The
+    study's own seeds (study.train.seeds and any a variant names) are held out from both: the
+    search never trains them, so the study's verdict is on seeds nobody chose a recipe by."""
+
+    screen: tuple = required(SEEDS)
+    confirm: tuple = required(SEEDS)
+
+
+@dataclass(frozen=True)
 class StudyParams:
     """The length study: which positional schemes and attention sort lengths never trained on. It
     owns its recipe (model, train, data), so an experiment on the lesson's model retrains none of
@@ -188,6 +200,7 @@ class StudyParams:
     train: StudyTrainParams = section()
     data: StudyDataParams = section()
     bar: BarParams = section()
+    search_seeds: SearchSeeds = section()
     max_length: int = required(POSITIVE_INT)  # test every length 1..max_length a model's max_len allows
     test_size: int = required(POSITIVE_INT)  # sequences per length (all of them where fewer exist)
     diagnosis_lengths: tuple = required(LENGTHS)
@@ -206,21 +219,6 @@ class Params:
 
 
 # ------------------------------------------------------------------------------------- parsing
-
-
-def variant_recipe(params: Params, name):
-    """What variant `name` trains with: (model config, recipe, training lengths): the study's own
-    model, recipe and data with the variant's positions, attention and own values."""
-    s, v = params.study, params.study.variants[name]
-    config = ModelConfig(
-        **{**as_dict(s.model), **v.model, "positions": v.positions, "attention": v.attention}
-    )
-    return config, dataclasses.replace(s.train, **v.train), variant_data(params, name).train_lengths
-
-
-def variant_data(params: Params, name):
-    """How variant `name`'s training rows are drawn: study.data with its own values."""
-    return dataclasses.replace(params.study.data, **params.study.variants[name].data)
 
 
 def check_across(p: Params):
@@ -246,23 +244,7 @@ def check_across(p: Params):
         raise ConfigError(
             f"study.bar.lengths = {[low, high]} is invalid: expected [first, last] with first <= last"
         )
-    for name in p.study.variants:
-        config, recipe, lengths = variant_recipe(p, name)
-        key = f"study.variants.{name}"
-        check_config(key, config, lengths)
-        if max(lengths) > longest_source(config):
-            raise ConfigError(
-                f"{key} trains on length {max(lengths)}, beyond its max_len = {config.max_len}"
-                + (" less the BOS that opens the source" if longest_source(config) < config.max_len else "")
-            )
-        if recipe.init == "handset":
-            check_handset_fits(config, f"{key}: train.init")
-        if recipe.batches == "by_length" and recipe.steps < len(lengths):
-            raise ConfigError(
-                f"{key}: train.steps = {recipe.steps} is too few for train.batches = by_length: each of "
-                f"the {len(lengths)} training lengths needs a batch of its own (steps >= {len(lengths)}), "
-                "or use mixed"
-            )
+    check_study(p)
 
 
 def parse_params(raw) -> Params:

@@ -73,7 +73,8 @@ class Claim:
 
 
 def load_claims(path=CLAIMS_PATH):
-    entries = yaml.safe_load(Path(path).read_text())
+    # libyaml's parser where PyYAML has it: the same entries, about 7x faster than pure Python
+    entries = yaml.load(Path(path).read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     ids = [e["id"] for e in entries]
     if len(set(ids)) != len(ids):
         raise DataError(f"{path}: claim ids repeat")

@@ -4,6 +4,7 @@ never phrased here (pipeline/report/templates/ holds every sentence)."""
 import statistics
 
 from pipeline.report.claims import LESSON_TEST_SIZE, counts, load_claims
+from pipeline.study.confirmation import confirmation
 from pipeline.study.ranking import bar_key, best_variant, recorded_bar
 
 # The lesson's measured numbers the first screen sets against ours, in the lesson's order.
@@ -103,6 +104,7 @@ def report_context(params, m, claims, environment):
         "depths": {"first": min(params.probe.depths), "deepest": max(params.probe.depths)},
         "study": study_context(m["study"], m["study_meta"], m["diagnosis"]),
         "search": search_context(m["search"]),
+        "confirmation": confirmation(params, m["search"]["rows"]),
         "benchmark": m["benchmark"],
         "environment": environment,
         "params": params,

@@ -6,6 +6,7 @@ from pipeline.report import figures, study_figures
 from pipeline.report.benchmark_figure import plot_benchmark
 from pipeline.report.claims import load_claims
 from pipeline.report.seed_figure import plot_seed_distributions
+from pipeline.study.confirmation import confirmation
 
 
 def lesson_values(prefix, suffix):
@@ -37,3 +38,9 @@ def draw_figures(params, m, claims, losses, out, metrics_dir):
     study_figures.plot_study_diagnosis(diagnosis, out / "study_diagnosis.png")
     study_figures.plot_study_attention(diagnosis, out / "study_attention.png")
     study_figures.plot_study_counting(diagnosis, out / "study_counting.png")
+    chosen, bar = confirmation(params, m["search"]["rows"]), m["study_meta"]["bar"]
+    if chosen["variant"]:  # the search's choice, judged on the held-out seeds
+        seeds_figure = out / "study_seeds.png"
+        study_figures.plot_study_seeds(
+            study / "per_seed.csv", chosen["variant"], chosen["row"], bar, seeds_figure
+        )

@@ -12,6 +12,22 @@ FAILURES = [  # how an output goes wrong, then the lesson's habit guesses
     ("ends_with_9_given_no_9", "ends with 9, input has no 9"),
 ]
 COUNTS = ("1", "2", "3", "4", "5", "6", "7+")
+ZOOM_FLOOR = 95  # % at the bottom of the seeds figure's zoom on the bar
+
+
+def bar_panels(bar, left_title, zoom_floor, zoom_title, height):
+    """Accuracy against length in two panels, every tested length and a zoom on the bar's lengths
+    from `zoom_floor` %: the bar's accuracy dashed, the end of its lengths dotted."""
+    low, high = bar["lengths"]
+    fig, axes = plt.subplots(1, 2, figsize=(12, height), gridspec_kw={"width_ratios": [3, 2]})
+    for ax in axes:
+        ax.axhline(100 * bar["accuracy"], color="black", ls="--", lw=1)
+        ax.axvline(high + 0.5, color="grey", ls=":", lw=1)
+        ax.set_xlabel("input length (digits)")
+    axes[0].set(ylabel="sequences sorted exactly (%)", ylim=(-2, 102), title=left_title)
+    axes[1].set(ylim=(zoom_floor, 100.5), xlim=(low - 0.5, high + 0.5), title=zoom_title)
+    axes[1].set_xticks(range(2, high + 1, 2))
+    return fig, axes
 
 
 def plot_study_accuracy(table_path, meta_path, path):
@@ -19,7 +35,8 @@ def plot_study_accuracy(table_path, meta_path, path):
     rows, meta = read_rows(table_path), read_json(meta_path)
     bar = 100 * meta["bar"]["accuracy"]
     lengths = np.array([int(r["length"]) for r in rows])
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), gridspec_kw={"width_ratios": [3, 2]})
+    zoom = "Zoom on the bar (lengths 1-20, 90-100 %)"
+    fig, axes = bar_panels(meta["bar"], "All tested lengths", 90, zoom, 4.6)
     for i, (variant, info) in enumerate(meta["variants"].items()):
         tested = [r for r in rows if r[variant] != ""]
         x = np.array([int(r["length"]) for r in tested])
@@ -35,16 +52,9 @@ def plot_study_accuracy(table_path, meta_path, path):
             ax.plot(x, mean, style, color=color, lw=1.5, label=f"{variant} ({trained_on})")
             ax.fill_between(x, low, high, color=color, alpha=0.18, lw=0)
             ax.plot(x[trained], mean[trained], "o", color=color, ms=4)
-    for ax in axes:
-        ax.axhline(bar, color="black", ls="--", lw=1)
-        ax.axvline(20.5, color="grey", ls=":", lw=1)
-        ax.set_xlabel("input length (digits)")
-    axes[0].set(ylabel="sequences sorted exactly (%)", ylim=(-2, 102), title="All tested lengths")
     beside = {"textcoords": "offset points", "fontsize": 8}
     axes[0].annotate(f"{bar:.0f} %", (lengths.max(), bar), xytext=(-20, -12), **beside)
     axes[0].annotate("bar: lengths 1-20", (20.5, 50), xytext=(4, 0), **beside)
-    axes[1].set(ylim=(90, 100.5), xlim=(0.5, 20.5), title="Zoom on the bar (lengths 1-20, 90-100 %)")
-    axes[1].set_xticks(range(2, 21, 2))
     axes[1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.suptitle(
         "Length generalisation: mean over seeds, band = seed range, dots = trained lengths, "
@@ -175,4 +185,37 @@ def plot_study_counting(diagnosis_path, path, length="20"):
     count_ax.set(xlabel="copies of the most frequent digit in the input", ylabel="sorted exactly (%)")
     legend_centred(count_ax, -0.18, ncol=2)
     fig.suptitle("How the study's models count (mean over seeds)", fontsize=11)
+    save(fig, path)
+
+
+def plot_study_seeds(per_seed_path, variant, confirmation, bar, path):
+    """The chosen variant, each seed a point at every length: the confirmation seeds the search chose
+    it on beside the held-out seeds the study judges it on; lines are each set's mean."""
+    held = {}
+    for r in read_rows(per_seed_path):
+        if r["variant"] == variant:
+            held.setdefault(int(r["seed"]), {})[int(r["length"])] = float(r["seq_acc"])
+    sets = [("held-out", held, "tab:blue", "o", 0.15)]
+    if confirmation:
+        chosen = {int(s): {int(n): a for n, a in by.items()} for s, by in confirmation["accuracy"].items()}
+        sets.insert(0, ("confirmation (the search's choice)", chosen, "tab:orange", "x", -0.15))
+    low, high = bar["lengths"]
+    zoom = f"Zoom: lengths {low}-{high}; a seed under {ZOOM_FLOOR} % on the floor"
+    fig, axes = bar_panels(bar, "Every tested length", ZOOM_FLOOR, zoom, 4.4)
+    for name, by_seed, color, marker, shift in sets:
+        lengths = sorted(set.intersection(*(set(by) for by in by_seed.values())))
+        points = np.array([[by[n] for n in lengths] for by in by_seed.values()]) * 100  # (seeds, lengths)
+        seeds = ", ".join(map(str, sorted(by_seed)))
+        for ax, floor in zip(axes, (None, ZOOM_FLOOR + 0.1), strict=True):  # zoom: low points at its floor
+            for row in points:
+                shown = row if floor is None else np.maximum(row, floor)
+                ax.plot(np.array(lengths) + shift, shown, marker, color=color, ms=3.5, alpha=0.7, ls="none")
+            ax.plot(lengths, points.mean(axis=0), "-", color=color, lw=1.3, label=f"{name}: seeds {seeds}")
+    axes[1].axhline(100 * bar["seed_floor"], color="black", ls=":", lw=1)
+    legend_centred(axes[0], -0.16, 2, fontsize=8)
+    fig.suptitle(
+        f"{variant}: each seed a point (lines: each set's mean); dashed: the bar, "
+        f"{100 * bar['accuracy']:g} %; dotted (zoom): the seed floor, {100 * bar['seed_floor']:g} %",
+        fontsize=10,
+    )
     save(fig, path)

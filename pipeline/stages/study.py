@@ -42,7 +42,8 @@ def main():
         )
         print(f"  {v:22s} {row}  min {100 * metrics[f'{v}_{lowest}']:.1f} %")
     met = [v for v in params.study.variants if metrics[f"{v}_meets_bar"]]
-    print(f"study: bar met by {', '.join(met) or 'no variant'}")
+    seeds = "held-out seeds" if metrics["bar_seeds_held_out"] else "seeds the search trains too"
+    print(f"study: bar met by {', '.join(met) or 'no variant'}, judged on {seeds}")
     runlog.record_run("study", time.perf_counter() - start)
 
 

@@ -1,6 +1,7 @@
 """Stage `variant@<name>`: one variant of the length study, trained and tested.
 
-    python -m pipeline.stages.variant bos_mixed --out metrics/variants/bos_mixed.json
+    python -m pipeline.stages.variant bos_mixed --out metrics/variants/bos_mixed.json \
+        --models metrics/variants/bos_mixed
 
 A thin entry point that reads inputs and writes outputs; the work is in pipeline/study/variant.py.
 """
@@ -17,10 +18,10 @@ from pipeline.study.variant import run_variant
 
 @stage_entry
 def main():
-    args = stage_paths(__doc__, "out", positional=["variant"])
+    args = stage_paths(__doc__, "out", "models", positional=["variant"])
     variant, start = args.variant, time.perf_counter()
     params = load_params()
-    record, seconds = run_variant(params, variant)
+    record, seconds = run_variant(params, variant, args.models)
     files.write_json(args.out, record)
     low, high = params.study.bar.lengths
     bar = " ".join(
@@ -30,6 +31,7 @@ def main():
     )
     print(f"study {variant}: exact sequences at lengths {low}-{high}, mean over seeds: {bar}")
     print(f"study {variant}: {statistics.fmean(seconds.values()):.0f} s of training per seed")
+    print(f"study {variant}: checkpoints in {args.models}/ (python -m pipeline.tools.sort --checkpoint ...)")
     runlog.record_run(f"variant@{variant}", time.perf_counter() - start, train_seconds_per_seed=seconds)
 
 

@@ -26,6 +26,7 @@ from pipeline.infra.stats import across_seeds
 from pipeline.model.checkpoint import checkpoint_path, load_checkpoint
 from pipeline.model.config import longest_source
 from pipeline.model.handset import counting_sort_model
+from pipeline.study.confirmation import held_out
 from pipeline.study.diagnosis import (
     VARIANT_DIAGNOSIS,
     accuracy_by_length,
@@ -74,7 +75,8 @@ def load_variant(params: Params, variant, path):
 
 def summarise(per_seed, lengths, bar):
     """Flat metrics of one variant from {seed: results}: each length's mean, std and seed values, the
-    worst length of the bar's and whether it clears the bar (study.bar), and the mean beyond."""
+    worst length of the bar's and whether it clears the bar (study.bar, its number of seeds included),
+    and the mean beyond."""
     first = next(iter(per_seed.values()))
     keys = [k for n in lengths for k in (f"length_{n}_seq_acc", f"length_{n}_digit_acc") if k in first]
     out = across_seeds(per_seed, keys)
@@ -88,7 +90,10 @@ def summarise(per_seed, lengths, bar):
     seed_values = [v for k, v in out.items() if "_seed" in k and k.split("_seed")[0] in in_bar]
     out[floor] = min(seed_values, default=0.0)  # the bar's floor for any one seed
     out["meets_bar"] = (
-        set(within) <= set(tested) and out[lowest] >= bar.accuracy and out[floor] >= bar.seed_floor
+        set(within) <= set(tested)
+        and len(per_seed) >= bar.min_seeds
+        and out[lowest] >= bar.accuracy
+        and out[floor] >= bar.seed_floor
     )
     reach = within.start - 1  # the longest L with every length of the bar's first..L at the bar
     while reach + 1 in tested and out[f"length_{reach + 1}_seq_acc"] >= bar.accuracy:
@@ -172,6 +177,7 @@ def run_study(params: Params, models_dir, train_path, variants_dir, workers=None
         summaries[v] = summary
         metrics.update({f"{v}_{k}": val for k, val in summary.items()})
     metrics["bar_met"] = any(summaries[v]["meets_bar"] for v in s.variants)
+    metrics["bar_seeds_held_out"] = held_out(params)  # no search row trained the seeds judged
     metrics["test_overlap_total"] = int(sum(overlap.values()))
     metrics["pipeline_test_overlap_total"] = int(pipeline_overlap)
     # What the train stage recorded in the checkpoints: their configuration, lengths and steps.
@@ -204,6 +210,7 @@ def headline(metrics, variants, bar):
         f"best_{lowest}": metrics[f"{best}_{lowest}"],
         "best_bar_up_to_length": metrics[f"{best}_bar_up_to_length"],
         "bar_met": metrics["bar_met"],
+        "bar_seeds_held_out": metrics["bar_seeds_held_out"],
         f"pipeline_{lowest}": metrics[f"pipeline_{lowest}"],
     }
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from pipeline.core.params import Params
 from pipeline.infra.tables import csv_text
+from pipeline.study.confirmation import held_out
 from pipeline.study.diagnosis import mean_over_seeds
 from pipeline.tokens import DIGITS
 
@@ -94,6 +95,8 @@ def study_meta(params: Params, pipeline_row, records, variants_dir, tests, overl
             "accuracy": s.bar.accuracy,
             "seed_floor": s.bar.seed_floor,
             "lengths": list(s.bar.lengths),
+            "min_seeds": s.bar.min_seeds,
+            "held_out": held_out(params),  # no search row trained the study's seeds
             "met_by": [v for v in s.variants if summaries[v]["meets_bar"]],
         },
     }

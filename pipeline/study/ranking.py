@@ -30,5 +30,8 @@ def recorded_bar(record):
     """The bar as the study recorded it ({accuracy, lengths, seed_floor, ...}), for the functions
     above."""
     return BarParams(
-        accuracy=record["accuracy"], lengths=tuple(record["lengths"]), seed_floor=record["seed_floor"]
+        accuracy=record["accuracy"],
+        lengths=tuple(record["lengths"]),
+        seed_floor=record["seed_floor"],
+        min_seeds=record.get("min_seeds", 1),  # the search's rows recorded before the bar counted seeds
     )

@@ -2,12 +2,15 @@
 
 Each row of the search's rows file (pipeline/study/search.yaml) is a named study variant, an entry
 as study.variants takes it (positions, attention, and any study.model, study.train or study.data
-value it changes), trained on its `seeds` (one: a screen; three: a confirmation), with `why` it was
-tried. Every row, failures included, goes to the search's results (metrics/search.json) as it
-finishes: its effective recipe, how far from length 1 it sorts at the bar, its accuracy at 20 and
-40, each seed's accuracy and diagnosis, and the `dvc exp run` that reproduces it as the pipeline's
-own study. A row already recorded with the same recipe is kept, not rerun, and a seed another row
-trained with the same recipe is reused, so an interrupted search resumes where it stopped.
+value it changes), trained on its `seeds`, with `why` it was tried. A row's seeds name one of the
+search's seed sets (study.search_seeds): `screen` (the default, a row's first look) or `confirm` (the
+rows near the bar, retrained); a list of seeds is kept for the rows recorded before the sets. No row
+may train a seed the study holds out (its variants' seeds). Every row, failures included, goes to
+the search's results (metrics/search.json) as it finishes: its effective recipe, how far from length
+1 it sorts at the bar, its accuracy at 20 and 40, each seed's accuracy and diagnosis, and the
+`dvc exp run` that reproduces it as the pipeline's own study. A row already recorded with the same
+recipe is kept, not rerun, and a seed another row trained with the same recipe is reused, so an
+interrupted search resumes where it stopped.
 """
 
 import dataclasses
@@ -16,12 +19,13 @@ from pathlib import Path
 
 import yaml
 
-from pipeline.core.params import Params, parse_params, variant_data, variant_recipe
+from pipeline.core.params import Params, parse_params
+from pipeline.core.variants import variant_data, variant_recipe
 from pipeline.infra import files
 from pipeline.infra.errors import ConfigError, TrainingDiverged
 from pipeline.infra.pool import run_jobs
 from pipeline.infra.rules import as_dict
-from pipeline.model.options import uses_sigmoid_bias
+from pipeline.study.confirmation import recipe_of, study_seeds
 from pipeline.study.gather import summarise
 from pipeline.study.ranking import bar_key
 from pipeline.study.sets import study_test_sets
@@ -50,11 +54,37 @@ def load_rows(path):
     return rows
 
 
+SEED_SETS = ("screen", "confirm")  # the names a row's seeds may take: study.search_seeds' fields
+
+
+def with_seeds(rows, params: Params):
+    """The rows with their seeds resolved to lists; a row that would train a held-out seed (one of
+    the study's variants' seeds) is refused."""
+    held = study_seeds(params)
+    resolved = []
+    for row in rows:
+        seeds = row.get("seeds", "screen")
+        if seeds in SEED_SETS:
+            seeds = getattr(params.study.search_seeds, seeds)
+        elif not isinstance(seeds, list) or not all(isinstance(s, int) and s >= 0 for s in seeds):
+            raise ConfigError(
+                f"row {row['name']}: seeds = {seeds!r} is invalid: expected {' or '.join(SEED_SETS)}, "
+                "or a list of integers >= 0"
+            )
+        if held & set(seeds):
+            raise ConfigError(
+                f"row {row['name']} trains seed {min(held & set(seeds))}, which the study holds out "
+                "(study.train.seeds and the variants' own): a search row uses study.search_seeds"
+            )
+        resolved.append({**row, "seeds": [int(s) for s in seeds]})
+    return resolved
+
+
 def row_params(raw_params, row):
     """params.yaml with the row as the study's one variant, trained on the row's seeds."""
     raw = json.loads(json.dumps(raw_params))
     entry = json.loads(json.dumps(row["variant"]))
-    entry.setdefault("train", {})["seeds"] = row.get("seeds", [0])
+    entry.setdefault("train", {})["seeds"] = row["seeds"]
     raw["study"]["variants"] = {row["name"]: entry}
     return parse_params(raw)
 
@@ -63,26 +93,9 @@ def command(row):
     """The experiment that reproduces the row as a variant of the pipeline's own study (added to
     study.variants, which trains that variant only)."""
     entry = json.loads(json.dumps(row["variant"]))
-    entry.setdefault("train", {})["seeds"] = row.get("seeds", [0])
+    entry.setdefault("train", {})["seeds"] = row["seeds"]
     flow = yaml.safe_dump(entry, default_flow_style=True, width=1000, sort_keys=False).strip()
     return f"dvc exp run -S '+study.variants.{row['name']}={flow}'"
-
-
-def recipe_of(params: Params, name):
-    """What the row trained: everything that decides its result (the sigmoid's bias only where some
-    attention is a sigmoid; not the seeds, which each seed's result stands for)."""
-    config, recipe, lengths = variant_recipe(params, name)
-    model = as_dict(config)
-    if not uses_sigmoid_bias(model["attention"]):
-        del model["sigmoid_bias"]
-    s = params.study
-    return {
-        "model": model,
-        "train": {k: v for k, v in as_dict(recipe).items() if k != "seeds"},
-        "train_lengths": list(lengths),
-        "repeats": variant_data(params, name).repeats,
-        "test": {"max_length": s.max_length, "test_size": s.test_size, "seed": s.seed},
-    }
 
 
 def by_length(accuracy):
@@ -174,10 +187,11 @@ def run_search(raw_params, rows, path, workers=None):
     done = {r["name"]: r for r in read_results(path)}
     trained = recorded_seeds(done)
     plan, jobs, planned = [], [], {}
-    bar = parse_params(raw_params).study.bar
+    study = parse_params(raw_params)
+    bar, rows = study.study.bar, with_seeds(rows, study)
     for row in rows:
         params = row_params(raw_params, row)
-        recipe, seeds = recipe_of(params, row["name"]), [int(s) for s in row.get("seeds", [0])]
+        recipe, seeds = recipe_of(params, row["name"]), row["seeds"]
         old = done.get(row["name"])
         if old and old["recipe"] == recipe and old["seeds"] == seeds:
             continue

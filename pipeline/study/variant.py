@@ -1,22 +1,29 @@
 """One variant of the length study (stage `variant@<name>`), trained and tested.
 
-`python -m pipeline.stages.variant <name> --out metrics/variants/<name>.json` trains one model per
-seed of the variant's recipe (in parallel, one process per seed, up to twice the cores) with the
-pipeline's own `train_model` and the study's own model, recipe and data (study.model, study.train,
-study.data) with the variant's positions, attention and own values; tests each at every length
-1..`study.max_length` its positions allow on the study's shared test sets (pipeline.study.sets);
-and diagnoses it at `study.diagnosis_lengths`. One stage per variant, so DVC caches each on its own:
-adding a variant to `study.variants` trains that variant only.
+`python -m pipeline.stages.variant <name> --out metrics/variants/<name>.json --models
+metrics/variants/<name>` trains one model per seed of the variant's recipe (in parallel, one process
+per seed, up to twice the cores) with the pipeline's own `train_model` and the study's own model,
+recipe and data (study.model, study.train, study.data) with the variant's positions, attention and
+own values; tests each at every length 1..`study.max_length` its positions allow on the study's
+shared test sets (pipeline.study.sets); and diagnoses it at `study.diagnosis_lengths`. Each seed's
+model is kept as a checkpoint that carries its configuration (`<models>/seed_<s>.pt`, which
+`python -m pipeline.tools.sort --checkpoint` reads). One stage per variant, so DVC caches each on its
+own: adding a variant to `study.variants` trains that variant only.
 """
 
+import shutil
 import statistics
 import time
 
-from pipeline.core.params import Params, variant_data, variant_recipe
+from pipeline.core.params import Params
 from pipeline.core.training import train_model
+from pipeline.core.variants import variant_data, variant_recipe
+from pipeline.infra import files
 from pipeline.infra.device import set_up_worker
 from pipeline.infra.errors import ConfigError
 from pipeline.infra.pool import run_jobs, seed_workers
+from pipeline.infra.rules import as_dict
+from pipeline.model.checkpoint import checkpoint_path, save_checkpoint
 from pipeline.model.config import longest_source
 from pipeline.model.handset import counting_sort_model
 from pipeline.model.transformer import Transformer
@@ -34,9 +41,10 @@ def start_from_counting(config):
 
 
 def train_and_test(
-    config, recipe, data_params, variant, seed, tests, data_seed, diagnosis_lengths, batch_size
+    config, recipe, data_params, variant, seed, tests, data_seed, diagnosis_lengths, batch_size, models=None
 ):
-    """Worker: train one seed of one variant, then test it at every length and diagnose it."""
+    """Worker: train one seed of one variant, then test it at every length and diagnose it; with
+    `models`, a folder, its checkpoint is written there."""
     device = set_up_worker(recipe.device)
     size = recipe.steps * recipe.batch_size
     data = training_set(data_params.train_lengths, size, data_seed, data_params.repeats)
@@ -52,6 +60,17 @@ def train_and_test(
     )
     seconds = time.perf_counter() - start
     model.eval().cpu()
+    if models is not None:
+        save_checkpoint(
+            checkpoint_path(models, seed),
+            model,
+            seed=seed,
+            steps=recipe.steps,
+            train=as_dict(recipe),
+            train_lengths=list(data_params.train_lengths),
+            repeats=data_params.repeats,
+            variant=variant,
+        )
     diagnosis = {
         str(n): {k: v for k, v in diagnose(model, tests[n]).items() if k in VARIANT_DIAGNOSIS}
         for n in diagnosis_lengths
@@ -82,18 +101,25 @@ def variant_description(params: Params, variant):
     }
 
 
-def run_variant(params: Params, variant, workers=None):
+def run_variant(params: Params, variant, models_dir, workers=None):
     """The variant's record (its recipe, and per seed its accuracy by length and diagnosis) and each
-    seed's training time, kept apart so that the record is the same bytes on every run."""
+    seed's training time, kept apart so that the record is the same bytes on every run. Every
+    seed's checkpoint goes to `models_dir`, all of them or none (written aside, then moved)."""
     if variant not in params.study.variants:
         raise ConfigError(f"variant {variant} is not in study.variants ({', '.join(params.study.variants)})")
     config, recipe, _ = variant_recipe(params, variant)
     s = params.study
     tests, _ = study_test_sets(params)
     seeds = list(recipe.seeds)
-    shared = (tests, s.seed, s.diagnosis_lengths, params.evaluate.batch_size)
+    staging = files.staging_dir(models_dir)
+    shared = (tests, s.seed, s.diagnosis_lengths, params.evaluate.batch_size, staging)
     jobs = [(config, recipe, variant_data(params, variant), variant, seed, *shared) for seed in seeds]
-    results = dict(zip(seeds, run_jobs(train_and_test, jobs, workers or seed_workers(jobs)), strict=True))
+    try:
+        done = run_jobs(train_and_test, jobs, workers or seed_workers(jobs))
+        files.replace_dir(staging, models_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    results = dict(zip(seeds, done, strict=True))
     record = {
         "variant": variant,
         **variant_description(params, variant),

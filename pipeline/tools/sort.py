@@ -1,7 +1,8 @@
 """Use a trained model: `python -m pipeline.tools.sort 3 1 4 1 5` prints its output and whether it sorted.
 
 Digits may be given separately (3 1 4) or joined (314). `--checkpoint models/seed_1.pt` picks
-another model; the default is the first training seed's.
+another model, a study variant's too (`metrics/variants/<name>/seed_<s>.pt`); the default is the
+first training seed's.
 """
 
 import argparse
@@ -11,12 +12,13 @@ import torch
 from pipeline.core.decoding import greedy
 from pipeline.infra.errors import PipelineError, stage_entry
 from pipeline.model.checkpoint import load_checkpoint
+from pipeline.model.config import longest_source
 from pipeline.tokens import DIGITS
 
 ASCII_DIGITS = "0123456789"[:DIGITS]
 
 
-def parse_digits(words, max_len):
+def parse_digits(words, longest):
     """The digits to sort, or a one-line error naming what is wrong."""
     text = "".join(words).replace(",", "")
     if not text:
@@ -24,8 +26,10 @@ def parse_digits(words, max_len):
     bad = sorted({ch for ch in text if ch not in ASCII_DIGITS})  # not str.isdigit: '²' and '٣' are not ours
     if bad:
         raise PipelineError(f"only the digits 0-9 can be sorted; got {' '.join(repr(c) for c in bad)}")
-    if len(text) > max_len:
-        raise PipelineError(f"{len(text)} digits is more than this model's max_len = {max_len}")
+    if len(text) > longest:
+        raise PipelineError(
+            f"{len(text)} digits is more than this model's {longest} (its max_len, less any BOS)"
+        )
     return [int(ch) for ch in text]
 
 
@@ -43,7 +47,7 @@ def main(argv=None):
 
         path = f"models/seed_{load_params().train.seeds[0]}.pt"
     model, record = load_checkpoint(path)
-    digits = parse_digits(args.digits, model.config.max_len)
+    digits = parse_digits(args.digits, longest_source(model.config))
     output = greedy(model, torch.tensor([digits]))[0].tolist()
     expected = sorted(digits)
     verdict = "sorted correctly" if output == expected else f"WRONG, expected {' '.join(map(str, expected))}"

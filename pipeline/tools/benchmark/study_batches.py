@@ -6,7 +6,8 @@ import dataclasses
 
 import pandas as pd
 
-from pipeline.core.params import Params, variant_recipe
+from pipeline.core.params import Params
+from pipeline.core.variants import variant_recipe
 from pipeline.study.sets import training_set
 from pipeline.tools.benchmark.timing import round_robin, spread_ms
 from pipeline.tools.benchmark.train_step import step_durations

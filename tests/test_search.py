@@ -1,0 +1,113 @@
+"""The length study's search and its seeds: three sets, each with one job, and the variants' models
+kept as checkpoints anyone can sort with."""
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import PARAMS_YAML, laid_over
+
+from pipeline.core.params import load_params, parse_params
+from pipeline.core.variants import variant_recipe
+from pipeline.infra.errors import ConfigError
+from pipeline.study.confirmation import best_confirmed, chosen_variant, held_out, recipe_of
+from pipeline.study.search import load_rows, run_search, with_seeds
+from pipeline.study.variant import run_variant
+from pipeline.tools import sort
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "max_len": 16}
+TINY_STUDY = {  # a study that trains in seconds: two variants, one with fewer seeds of its own
+    "study": {
+        "variants": {
+            "base": {"positions": "bos", "attention": "softmax", "train": {"seeds": [100]}},
+            "sums": {"positions": "bos", "attention": "none/sigmoid/sigmoid"},
+        },
+        "model": SMALL,
+        "train": {"steps": 8, "batch_size": 16, "warmup": 2, "seeds": [100, 101], "device": "cpu"},
+        "data": {"train_lengths": [1, 2, 3]},
+        "search_seeds": {"screen": [0], "confirm": [10, 11]},
+        "max_length": 5,
+        "test_size": 8,
+        "diagnosis_lengths": [3],
+    }
+}
+
+
+def tiny_raw(**study):
+    raw = laid_over(PARAMS_YAML, TINY_STUDY)
+    raw["study"]["variants"] = dict(TINY_STUDY["study"]["variants"])  # replaced whole, not merged
+    raw["study"].update(study)
+    return raw
+
+
+def test_the_default_study_judges_seeds_no_search_row_trains():
+    params = load_params(ROOT / "params.yaml")
+    assert held_out(params)
+    rows = with_seeds(load_rows(ROOT / "pipeline/study/search.yaml"), params)  # refuses held-out seeds
+    assert rows and all(row["seeds"] for row in rows)
+
+
+def test_a_row_names_a_seed_set_and_may_not_train_a_held_out_seed():
+    params = parse_params(tiny_raw())
+    rows = with_seeds(
+        [{"name": "a", "variant": {}}, {"name": "b", "variant": {}, "seeds": "confirm"}], params
+    )
+    assert [r["seeds"] for r in rows] == [[0], [10, 11]]
+    with pytest.raises(ConfigError, match="row c trains seed 101, which the study holds out"):
+        with_seeds([{"name": "c", "variant": {}, "seeds": [5, 101]}], params)
+    with pytest.raises(ConfigError, match="row d: seeds = 'all' is invalid: expected screen or confirm"):
+        with_seeds([{"name": "d", "variant": {}, "seeds": "all"}], params)
+
+
+def test_screen_and_confirm_are_apart_and_a_study_on_search_seeds_is_not_held_out():
+    with pytest.raises(ConfigError, match="seed 10 is in both screen and confirm"):
+        parse_params(tiny_raw(search_seeds={"screen": [10], "confirm": [10, 11]}))
+    assert not held_out(parse_params(tiny_raw(search_seeds={"screen": [100], "confirm": [10]})))
+
+
+def test_the_search_screens_confirms_and_the_best_confirmed_row_is_the_studys_variant(tmp_path):
+    raw = tiny_raw()
+    sums = {"positions": "bos", "attention": "none/sigmoid/sigmoid"}
+    rows = [
+        {"name": "sums", "variant": sums, "why": "screen"},
+        {"name": "sums_confirm", "variant": sums, "seeds": "confirm", "why": "confirm"},
+        {"name": "base_confirm", "variant": {"positions": "bos", "attention": "softmax"}, "seeds": "confirm"},
+    ]
+    out = tmp_path / "search.json"
+    run_search(raw, rows, out, workers=1)
+    recorded = {r["name"]: r for r in json.loads(out.read_text())["rows"]}
+    assert [recorded[n]["seeds"] for n in ("sums", "sums_confirm")] == [[0], [10, 11]]
+    assert set(recorded["sums_confirm"]["accuracy"]) == {"10", "11"}
+    params = parse_params(raw)
+    best = best_confirmed(recorded.values(), params.study.search_seeds.confirm)
+    assert best["min_seed"] == max(recorded[n]["min_seed"] for n in ("sums_confirm", "base_confirm"))
+    row, variant = chosen_variant(params, recorded.values())
+    assert row == best and recipe_of(params, variant) == best["recipe"]
+    before = out.read_text()
+    run_search(raw, rows, out, workers=1)  # every row recorded with its recipe: nothing retrained
+    assert out.read_text() == before
+
+
+def test_a_variants_checkpoints_are_outputs_and_sort_digits(tmp_path, capsys):
+    params = parse_params(tiny_raw())
+    record, _ = run_variant(params, "base", tmp_path / "base", workers=1)
+    assert record["seeds"] == [100] and sorted(p.name for p in (tmp_path / "base").iterdir()) == [
+        "seed_100.pt"
+    ]
+    sort.main(["--checkpoint", str(tmp_path / "base/seed_100.pt"), "3", "1", "2"])
+    printed = capsys.readouterr().out
+    assert "input : 3 1 2" in printed and "trained on lengths [1, 2, 3]" in printed
+    with pytest.raises(SystemExit):  # the BOS takes one of max_len's positions: 16 digits do not fit
+        sort.main(["--checkpoint", str(tmp_path / "base/seed_100.pt"), "1" * 16])
+    assert "more than this model's 15" in capsys.readouterr().err
+
+
+def test_the_default_study_trains_the_searchs_best_confirmed_row():
+    """The committed choice: the study variant whose recipe is the best row on the confirmation seeds."""
+    params = load_params(ROOT / "params.yaml")
+    rows = json.loads((ROOT / "metrics/search.json").read_text())["rows"]
+    row, variant = chosen_variant(params, rows)
+    assert row is not None, "no row of metrics/search.json is trained on study.search_seeds.confirm"
+    assert variant is not None, f"no variant of study.variants trains {row['name']}'s recipe"
+    assert len(variant_recipe(params, variant)[1].seeds) >= params.study.bar.min_seeds
