@@ -4,7 +4,7 @@ import torch
 from pipeline.model import options
 from pipeline.model.attention import WEIGHTS
 from pipeline.model.hooks import attention_weights
-from pipeline.model.positions import SCHEMES, Randomized, Sinusoidal
+from pipeline.model.positions import SCHEMES, Sinusoidal
 from pipeline.model.transformer import (
     DecoderLayer,
     Dropout,
@@ -127,4 +127,8 @@ def test_each_position_schemes_rules_describe_what_its_module_does(name):
     source = torch.zeros(2, 5, dtype=torch.long)
     assert scheme.source(source).shape[1] - source.shape[1] == rules.source_rows
     assert isinstance(scheme, Sinusoidal) == rules.sinusoids
-    assert isinstance(scheme, Randomized) == rules.draws_positions
+    tokens = torch.zeros(2, 5, dtype=torch.long)
+    scheme.train()
+    drawn = [scheme.vectors(tokens, 0, encoder=False) for _ in range(4)]
+    draws = drawn[0] is not None and not all(torch.equal(drawn[0], d) for d in drawn[1:])
+    assert draws == rules.draws_positions  # training draws each sequence's positions afresh

@@ -399,3 +399,37 @@ def test_randomized_positions_drawn_at_test_time_decode_alike_cached_uncached_an
     assert beam_search(model, src, beam_size=4).shape == (32, 9)
     seed_test_draws(10)
     assert not torch.equal(greedy(model, src), outputs[0])  # other draws, other outputs
+
+
+def test_offset_positions_are_consecutive_from_a_random_start_in_training_and_from_0_in_evaluation():
+    model = random_model("offset", dropout=0.0)
+    pe = model.positions.pe  # (max_len, d_model)
+    tokens = torch.randint(0, 10, (400, 7))
+    model.train()
+    torch.manual_seed(0)
+    vectors = model.positions.vectors(tokens, 0, encoder=True)  # (B, T, d_model)
+    starts = [int((pe == row[0]).all(-1).nonzero()) for row in vectors]
+    assert min(starts) == 0 and max(starts) == TINY["max_len"] - 7  # every start in [0, max_len - T]
+    for row, k in zip(vectors, starts, strict=True):
+        assert torch.equal(row, pe[k : k + 7])  # consecutive: only the start is drawn
+    model.eval()
+    assert torch.equal(model.positions.vectors(tokens, 2, encoder=False), pe[2:9])
+    bos = random_model("bos_offset", dropout=0.0).train()
+    assert bos.positions.vectors(tokens, 0, encoder=True) is None  # bos's encoder: BOS, no vectors
+    assert bos.positions.source(tokens)[:, 0].eq(BOS).all()
+    assert not torch.equal(bos.positions.vectors(tokens, 0, False), bos.positions.vectors(tokens, 0, False))
+
+
+def test_sigmoid_log_gates_sharpen_with_the_keys_a_query_sees():
+    """sigmoid(log n * score + b): the same score opens a gate further, or shuts it tighter, among
+    more keys; with a causal mask n counts each query's own keys."""
+    attn = WEIGHTS["sigmoid_log"](1, -1.0)
+    for n in (2, 8, 32):
+        for score in (1.0, -1.0):
+            gate = attn(torch.full((1, 1, 1, n), score), None)
+            expected = 1 / (1 + math.exp(1.0 - math.log(n) * score))
+            assert gate.detach().flatten().tolist() == pytest.approx([expected] * n, rel=1e-6)
+    mask = additive_mask(causal_mask(4))
+    gates = attn(torch.ones(1, 1, 4, 4), mask).detach()[0, 0]
+    expected = torch.sigmoid(torch.log(torch.arange(1.0, 5.0)) - 1.0)  # row i sees i + 1 keys
+    assert torch.allclose(gates.diagonal(), expected) and (gates.triu(1) == 0).all()

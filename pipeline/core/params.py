@@ -118,6 +118,8 @@ class StudyTrainParams(Recipe):
     batches: str = required(one_of("by_length", "mixed"))
     # random: the paper's initialisation; handset: the hand-set counting sort (model/handset.py)
     init: str = required(one_of("random", "handset"))
+    # the count hint's weight (pipeline/core/hint.py): 0 trains the sort alone
+    count_hint: float = required(float_in(0.0, float("inf")))
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,10 @@ import math
 import statistics
 
 import torch
+from torch import nn
 
 from pipeline.core.batching import batch_indices, make_batch
-from pipeline.core.loss import smoothed_loss
+from pipeline.core.loss import CountHint, smoothed_loss
 from pipeline.core.params import Recipe
 from pipeline.core.recipe import learning_rate
 from pipeline.infra.errors import TrainingDiverged
@@ -122,6 +123,7 @@ def train_model(
     build_model=Transformer,
     optimizer=FlatAdam,
     batches="mixed",
+    count_hint=0.0,
 ):
     """Train one model of `config` with `recipe`; returns it and the loss of every step.
     `on_step(step, loss, lr)` observes.
@@ -132,6 +134,8 @@ def train_model(
     `batches="by_length"` gives every batch rows of one length (pipeline.core.batching): on mixed
     lengths no step pays for padding, 1.20-1.27x faster a step at the lesson's size; the study's
     variants train so (study.train.batches).
+    `count_hint` > 0 trains the study's count hint beside the sort at that weight
+    (pipeline.core.loss); its head trains with the model and is dropped after.
 
     With a `resume` (pipeline.core.resume.Resume) the training state is saved every `resume.every`
     steps, and a saved state is continued from: the result is the same bytes as an uninterrupted run.
@@ -141,7 +145,8 @@ def train_model(
         raise ValueError("only the pipeline's own training (Transformer, flat Adam) saves and resumes")
     torch.manual_seed(seed)  # initial weights and dropout masks
     model = build_model(config).to(device).train()
-    adam = optimizer(model, recipe)
+    hint = CountHint(config.d_model, count_hint).to(device) if count_hint else None  # drawn after the model
+    adam = optimizer(nn.ModuleList([model, hint]) if hint else model, recipe)
     losses = restore(resume, adam, seed, recipe, on_step)
     done = len(losses)
     by_length = data["lengths"] if batches == "by_length" else None
@@ -154,8 +159,11 @@ def train_model(
         # 2. the learning rate for this step: a pure function of the step (equation 3)
         lr = learning_rate(step, recipe.lr, recipe.warmup)
         # 3. forward and label-smoothed loss
-        logits = model(batch.src, batch.tgt_in, batch.src_mask)  # (B, T, vocab)
-        loss = smoothed_loss(logits, batch.target, recipe.label_smoothing)
+        if hint:
+            loss = hint.loss(model, batch, recipe.label_smoothing)
+        else:
+            logits = model(batch.src, batch.tgt_in, batch.src_mask)  # (B, T, vocab)
+            loss = smoothed_loss(logits, batch.target, recipe.label_smoothing)
         value = loss.item()
         check_loss(value, step, lr, losses[0] if losses else value)
         # 4. backward and update

@@ -4,7 +4,8 @@ Each scheme is a small module called with the scaled scores (B, h, T_q, T_k) and
 (0 where a query may look, -inf where it may not; broadcastable, or None); it returns the weights.
 `WEIGHTS` maps the names of `model.attention` to them: softmax is the paper's; log_length multiplies
 each query's scores by log n, n the keys it may look at (Chiang and Cholak, 2022); sigmoid weighs
-each key on its own, so attention sums (Ramapuram et al., 2024); none attends to nothing; split
+each key on its own, so attention sums (Ramapuram et al., 2024); sigmoid_log multiplies the
+sigmoid's scores by log n as log_length does the softmax's; none attends to nothing; split
 gives half the heads softmax, half sigmoid; sigmoid_st rounds the sigmoid's gates to 0 or 1 going
 forward and keeps its gradient going back. `attention_kinds` reads that parameter, one name for
 every attention or one per kind (encoder self / decoder self / cross).
@@ -73,6 +74,15 @@ class Sigmoid(nn.Module):
         return (soft > 0.5).to(soft.dtype) if self.hard else soft
 
 
+class SigmoidLog(Sigmoid):
+    """sigmoid(log n * score + b_h), n the keys the query may look at: Scalable-Softmax's log n
+    (Nakanishi, 2025) on a gate. Each gate's slope grows with the length, so the keys just short of
+    the threshold, which leak a little each into a sum, leak less when there are more of them."""
+
+    def gates(self, scores, mask):
+        return super().gates(scores * visible_keys(mask, scores.shape[-1]).to(scores.dtype).log(), mask)
+
+
 class StraightThrough(Sigmoid):
     """Gates that are 0 or 1 in the forward pass, sigmoid(score + b_h) rounded, with the sigmoid's
     gradient in the backward pass (the straight-through estimator, Bengio et al., 2013): attention
@@ -107,6 +117,7 @@ WEIGHTS = {
     "softmax": Softmax,
     "log_length": LogLength,
     "sigmoid": Sigmoid,
+    "sigmoid_log": SigmoidLog,
     "sigmoid_st": StraightThrough,
     "split": Split,
     "none": NoAttention,

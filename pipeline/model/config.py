@@ -39,8 +39,8 @@ def check_heads(key, sizes):
 
 
 def check_config(key, config, train_lengths=()):
-    """Rules between fields: d_k = d_model / heads, sinusoids in (sin, cos) pairs, randomized
-    positions drawn from a range [0, max_len) larger than the longest training sequence."""
+    """Rules between fields: d_k = d_model / heads, sinusoids in (sin, cos) pairs, positions drawn
+    (randomized, offset) from a range [0, max_len) larger than the longest training sequence."""
     check_heads(key, config)
     if attention_kinds(config.attention)[KINDS.index("cross")] == "none":
         raise ConfigError(
@@ -52,6 +52,6 @@ def check_config(key, config, train_lengths=()):
         raise ConfigError(f"{key}.d_model = {config.d_model} must be even for {config.positions} positions")
     if scheme.draws_positions and train_lengths and max(train_lengths) >= config.max_len:
         raise ConfigError(
-            f"{key}.positions = randomized samples positions from [0, max_len) = [0, {config.max_len}): "
+            f"{key}.positions = {config.positions} draws positions from [0, max_len) = [0, {config.max_len}): "
             f"max_len must exceed the longest training length, {max(train_lengths)}"
         )

@@ -9,8 +9,9 @@ from pipeline.infra.errors import ConfigError
 from pipeline.tokens import DIGITS
 
 KINDS = ("encoder", "decoder", "cross")  # encoder self-attention, decoder self-attention, cross
-WEIGHTINGS = ("softmax", "log_length", "sigmoid", "sigmoid_st", "split", "none")  # model.attention's names
-GATED = ("sigmoid", "sigmoid_st", "split")  # the weights with a learned bias per head (model.sigmoid_bias)
+# model.attention's names
+WEIGHTINGS = ("softmax", "log_length", "sigmoid", "sigmoid_log", "sigmoid_st", "split", "none")
+GATED = ("sigmoid", "sigmoid_log", "sigmoid_st", "split")  # the weights with a learned bias per head (model.sigmoid_bias)
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,8 @@ POSITIONS = {  # model.positions's names
     "randomized": PositionRules(sinusoids=True, draws_positions=True),
     "alibi": PositionRules(),
     "bos": PositionRules(source_rows=1),
+    "offset": PositionRules(sinusoids=True, draws_positions=True),
+    "bos_offset": PositionRules(sinusoids=True, draws_positions=True, source_rows=1),
 }
 
 

@@ -8,7 +8,9 @@ a branch there: `vectors` (what embed() adds to the token embeddings), `source` 
 in the encoder, the decoder keeps sinusoids; learned trains one vector per position; randomized
 gives each sequence the sinusoids of a sorted random subset of [0, max_len) (Ruoss et al., 2023);
 alibi biases the encoder's self-attention by distance (Press et al., 2022); bos adds no vectors and
-opens the source with BOS, a key present exactly once, against which attention can count.
+opens the source with BOS, a key present exactly once, against which attention can count; offset
+shifts each training sequence's sinusoids by a random offset, so that every position below max_len
+is trained (Ruoss et al., 2023; McLeish et al., 2024), and bos_offset does so in the decoder of bos.
 """
 
 import math
@@ -132,6 +134,20 @@ class Randomized(Sinusoidal):
             self.decoder_rows = self.decoder_rows.repeat_interleave(times, dim=0)  # (B K, T)
 
 
+class Offset(Sinusoidal):
+    """The sinusoids of positions k, k+1, ..., each training sequence with its own k, uniform in
+    [0, max_len - T], drawn afresh in each stack (the offsets of McLeish et al., 2024, from a range
+    as long as max_len): a training sequence of 10 tokens takes positions a 40-token one will have.
+    Evaluation counts from 0, so it draws nothing and decoding keeps no state between calls."""
+
+    def vectors(self, tokens, start, encoder):
+        if not self.training:
+            return super().vectors(tokens, start, encoder)
+        B, end = tokens.shape[0], start + tokens.shape[1]
+        offsets = torch.randint(0, self.pe.shape[0] - end + 1, (B, 1), device=tokens.device)  # (B, 1)
+        return self.pe[offsets + torch.arange(start, end, device=tokens.device)]  # (B, T, d_model)
+
+
 class ALiBi(NoPositions):
     """No vectors; -m_h |i - j| on the encoder's self-attention scores (Press et al., 2022). The
     decoder's self-attention keeps only its causal mask, and cross-attention has no bias: an output
@@ -158,6 +174,14 @@ class BOSFirst(NoPositions):
         return torch.cat([torch.zeros_like(src_mask[..., :1]), src_mask], dim=-1)
 
 
+class BOSOffset(BOSFirst, Offset):
+    """bos's encoder (BOS opens the source, no vectors) with offset sinusoids in the decoder, so that
+    an output step knows how far it has written at every position it will reach."""
+
+    def vectors(self, tokens, start, encoder):
+        return None if encoder else super().vectors(tokens, start, encoder)
+
+
 SCHEMES = {
     "sinusoidal": Sinusoidal,
     "none_encoder": NoneInEncoder,
@@ -165,4 +189,6 @@ SCHEMES = {
     "randomized": Randomized,
     "alibi": ALiBi,
     "bos": BOSFirst,
+    "offset": Offset,
+    "bos_offset": BOSOffset,
 }

@@ -233,15 +233,23 @@ class Transformer(nn.Module):
             x = layer(x, mask)
         return self.encoder_norm(x)
 
-    def decode(self, tgt_in, memory, memory_mask=None):
-        """Logits (B, T_dec, vocab) = h E^T."""
+    def decode_states(self, tgt_in, memory, memory_mask=None):
+        """The decoder's last states h (B, T_dec, d_model), which the logits read (and the study's
+        count hint, pipeline/core/loss.py)."""
         y = self.embed(tgt_in)
         T = tgt_in.shape[1]
         self_mask = self.causal[:T, :T].to(y.dtype)  # (T, T): 0 on and below the diagonal, -inf above
         memory_mask = additive_mask(self.positions.memory_mask(memory_mask), y.dtype)
         for layer in self.decoder:
             y = layer(y, memory, self_mask, memory_mask)
-        return self.decoder_norm(y) @ self.embedding.weight.T  # (B, T_dec, vocab)
+        return self.decoder_norm(y)
+
+    def logits(self, states):
+        return states @ self.embedding.weight.T  # (..., vocab) = h E^T
+
+    def decode(self, tgt_in, memory, memory_mask=None):
+        """Logits (B, T_dec, vocab) = h E^T."""
+        return self.logits(self.decode_states(tgt_in, memory, memory_mask))
 
     def start_cache(self, memory, memory_mask=None, steps=None):
         """A DecoderCache for decoding up to `steps` tokens (BOS included; default max_len)."""

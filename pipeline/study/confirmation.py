@@ -9,9 +9,13 @@ from pipeline.infra.rules import as_dict
 from pipeline.model.options import uses_sigmoid_bias
 
 
+OFF = ("count_hint", 0.0)  # a recipe without the hint is the recipe recorded before it existed
+
+
 def recipe_of(params: Params, name):
     """What a row or a study variant trains: everything that decides its result (the sigmoid's bias
-    only where some attention is a sigmoid; not the seeds, which each seed's result stands for)."""
+    only where some attention is a sigmoid, the count hint only where it is on; not the seeds, which
+    each seed's result stands for)."""
     config, recipe, lengths = variant_recipe(params, name)
     model = as_dict(config)
     if not uses_sigmoid_bias(model["attention"]):
@@ -19,7 +23,7 @@ def recipe_of(params: Params, name):
     s = params.study
     return {
         "model": model,
-        "train": {k: v for k, v in as_dict(recipe).items() if k != "seeds"},
+        "train": {k: v for k, v in as_dict(recipe).items() if k != "seeds" and (k, v) != OFF},
         "train_lengths": list(lengths),
         "repeats": variant_data(params, name).repeats,
         "test": {"max_length": s.max_length, "test_size": s.test_size, "seed": s.seed},

@@ -56,7 +56,15 @@ def train_and_test(
 
     start = time.perf_counter()
     model, losses = train_model(
-        config, recipe, seed, data, device, on_step, build_model=build, batches=recipe.batches
+        config,
+        recipe,
+        seed,
+        data,
+        device,
+        on_step,
+        build_model=build,
+        batches=recipe.batches,
+        count_hint=recipe.count_hint,
     )
     seconds = time.perf_counter() - start
     model.eval().cpu()
