@@ -27,6 +27,7 @@ def test_the_hint_trains_beside_the_sort_and_leaves_the_sort_model_alone():
     assert hinted_losses[0] > plain_losses[0]  # the first step: the same model, plus the count's error
     assert not torch.equal(hinted.embedding.weight, plain.embedding.weight)  # the hint's gradient reached it
     assert hinted_losses == again_losses  # seeded: the head's initial weights too
-    assert all(torch.equal(a, b) for a, b in zip(hinted.state_dict().values(), again.state_dict().values()))
+    pairs = zip(hinted.state_dict().values(), again.state_dict().values(), strict=True)
+    assert all(torch.equal(a, b) for a, b in pairs)
     batch = make_batch(data["source"][:4], data["target"][:4], data["lengths"][:4])
     assert hinted(batch.src, batch.tgt_in).shape == (4, batch.tgt_in.shape[1], 11)

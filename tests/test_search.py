@@ -111,3 +111,22 @@ def test_the_default_study_trains_the_searchs_best_confirmed_row():
     assert row is not None, "no row of metrics/search.json is trained on study.search_seeds.confirm"
     assert variant is not None, f"no variant of study.variants trains {row['name']}'s recipe"
     assert len(variant_recipe(params, variant)[1].seeds) >= params.study.bar.min_seeds
+
+
+def test_every_screen_that_beats_the_best_confirmed_rows_screen_is_confirmed():
+    """The search's rule on the committed rows: a screen (seed 0) whose worst length of the bar's is
+    above the screen of the best confirmed row is retrained on the confirmation seeds, so the choice
+    cannot miss a row that looked better on first sight."""
+    params = load_params(ROOT / "params.yaml")
+    rows = json.loads((ROOT / "metrics/search.json").read_text())["rows"]
+    confirm, screen = params.study.search_seeds.confirm, params.study.search_seeds.screen
+    best = best_confirmed(rows, confirm)
+    screens = [r for r in rows if r["seeds"] == list(screen)]
+    confirmed = [json.dumps(r["recipe"], sort_keys=True) for r in rows if r["seeds"] == list(confirm)]
+    (own,) = [r for r in screens if r["recipe"] == best["recipe"]]
+    missing = [
+        r["name"]
+        for r in screens
+        if r["min_seed"] > own["min_seed"] and json.dumps(r["recipe"], sort_keys=True) not in confirmed
+    ]
+    assert not missing, f"screens above {own['name']}'s {own['min_seed']:.3f}, not confirmed: {missing}"

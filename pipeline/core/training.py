@@ -93,6 +93,14 @@ class FlatAdam:
             w.data, w.grad = w.data.clone(), None
 
 
+def batch_loss(model, batch, label_smoothing, hint=None):
+    """One batch's loss: the sort's smoothed cross-entropy, or with a CountHint, the hint's loss."""
+    if hint:
+        return hint.loss(model, batch, label_smoothing)
+    logits = model(batch.src, batch.tgt_in, batch.src_mask)  # (B, T, vocab)
+    return smoothed_loss(logits, batch.target, label_smoothing)
+
+
 def restore(resume, adam: FlatAdam, seed, recipe: Recipe, on_step):
     """Continue from the saved state, if any: weights, Adam's moments and the random-number state.
     The replayed steps reach `on_step` again, so logs come out whole. Returns the losses so far."""
@@ -125,20 +133,16 @@ def train_model(
     batches="mixed",
     count_hint=0.0,
 ):
-    """Train one model of `config` with `recipe`; returns it and the loss of every step.
-    `on_step(step, loss, lr)` observes.
+    """Train one model of `config` with `recipe`; returns it and every step's loss. `on_step(step,
+    loss, lr)` observes. `build_model(config)` makes the model and `optimizer(model, recipe)` its
+    optimiser, an object with zero_grad(), step(lr) and release() (the speed benchmark passes
+    torch.nn.Transformer of our shape and torch.optim.Adam over each parameter).
+    `batches="by_length"`: each batch one length (pipeline.core.batching), so no step pays for padding,
+    1.20-1.27x a step at the lesson's size (study.train.batches); `count_hint` > 0 also trains the
+    study's count hint at that weight (pipeline.core.loss).
 
-    `build_model(config)` makes the model and `optimizer(model, recipe)` its optimiser, an object
-    with zero_grad(), step(lr) and release() (the speed benchmark passes torch.nn.Transformer of our
-    shape and torch.optim.Adam over each parameter).
-    `batches="by_length"` gives every batch rows of one length (pipeline.core.batching): on mixed
-    lengths no step pays for padding, 1.20-1.27x faster a step at the lesson's size; the study's
-    variants train so (study.train.batches).
-    `count_hint` > 0 trains the study's count hint beside the sort at that weight
-    (pipeline.core.loss); its head trains with the model and is dropped after.
-
-    With a `resume` (pipeline.core.resume.Resume) the training state is saved every `resume.every`
-    steps, and a saved state is continued from: the result is the same bytes as an uninterrupted run.
+    With a `resume` (pipeline.core.resume.Resume) the state is saved every `resume.every` steps and
+    continued from: the same bytes as an uninterrupted run.
     """
     if resume and (build_model is not Transformer or optimizer is not FlatAdam):
         # a saved state is keyed by the parameters alone, and holds the flat buffer's Adam moments
@@ -158,12 +162,8 @@ def train_model(
         batch = make_batch(data["source"][rows], data["target"][rows], data["lengths"][rows], device)
         # 2. the learning rate for this step: a pure function of the step (equation 3)
         lr = learning_rate(step, recipe.lr, recipe.warmup)
-        # 3. forward and label-smoothed loss
-        if hint:
-            loss = hint.loss(model, batch, recipe.label_smoothing)
-        else:
-            logits = model(batch.src, batch.tgt_in, batch.src_mask)  # (B, T, vocab)
-            loss = smoothed_loss(logits, batch.target, recipe.label_smoothing)
+        # 3. forward and label-smoothed loss (with the count hint's share when it trains)
+        loss = batch_loss(model, batch, recipe.label_smoothing, hint)
         value = loss.item()
         check_loss(value, step, lr, losses[0] if losses else value)
         # 4. backward and update

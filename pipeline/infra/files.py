@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -66,17 +67,30 @@ def replace_dir(staging: Path, final: Path):
 def write_dir(final, contents: dict):
     """The directory `final` holding exactly `contents` ({file name: text, or an object written as
     JSON}), written aside and moved into place: the old directory or the whole new one, never a mix."""
-    staging = staging_dir(final)
-    try:
+    with staged(final) as (staging,):
         for name, content in contents.items():
             (write_text if isinstance(content, str) else write_json)(staging / name, content)
-        replace_dir(staging, final)
+
+
+@contextmanager
+def staged(*finals):
+    """Directories written aside, one fresh sibling per folder of `finals` (yielded in their order),
+    moved into place together when the block ends without error: each of `finals` then holds the
+    old contents or the whole new ones, never a mix. Whatever is left of them is removed."""
+    stagings = [staging_dir(final) for final in finals]
+    try:
+        yield stagings
+        for staging, final in zip(stagings, finals, strict=True):
+            replace_dir(staging, final)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)  # only left when something failed before the move
+        for staging in stagings:
+            shutil.rmtree(staging, ignore_errors=True)  # left only when something failed before the move
 
 
 def staging_dir(final) -> Path:
     """A fresh, empty sibling directory to write into before `replace_dir`."""
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.", suffix=".tmp"))
+    staging = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.", suffix=".tmp"))
+    staging.chmod(0o777 & ~_UMASK)  # mkdtemp makes 0700; outputs get the usual permissions
+    return staging

@@ -20,10 +20,13 @@ def worker_signals():
 
 
 def seed_workers(jobs):
-    """Workers for training seeds: one process per seed, up to twice the core count. Three seeds
-    on two cores then take about 1.6x one seed instead of 2x (two rounds), and each seed trains on
-    one thread, so its bytes do not depend on how many run beside it."""
-    return min(len(jobs), 2 * (os.cpu_count() or 1))
+    """Workers for training seeds: up to two processes per core, in as few rounds as that allows,
+    each round as full as the others. Five seeds on two cores then run 3 and 2 at once (2.5x one
+    seed) rather than 4 and a lone 1 (3x), and each seed trains on one thread, so its bytes do not
+    depend on how many run beside it."""
+    most = 2 * (os.cpu_count() or 1)
+    rounds = max(1, -(-len(jobs) // most))
+    return max(1, -(-len(jobs) // rounds))
 
 
 def run_jobs(function, jobs, workers=None, on_result=None):

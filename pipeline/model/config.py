@@ -52,6 +52,6 @@ def check_config(key, config, train_lengths=()):
         raise ConfigError(f"{key}.d_model = {config.d_model} must be even for {config.positions} positions")
     if scheme.draws_positions and train_lengths and max(train_lengths) >= config.max_len:
         raise ConfigError(
-            f"{key}.positions = {config.positions} draws positions from [0, max_len) = [0, {config.max_len}): "
-            f"max_len must exceed the longest training length, {max(train_lengths)}"
+            f"{key}.positions = {config.positions} draws positions from [0, max_len) = "
+            f"[0, {config.max_len}): max_len must exceed the longest training length, {max(train_lengths)}"
         )

@@ -9,9 +9,9 @@ from pipeline.infra.errors import ConfigError
 from pipeline.tokens import DIGITS
 
 KINDS = ("encoder", "decoder", "cross")  # encoder self-attention, decoder self-attention, cross
-# model.attention's names
+# model.attention's names, and those of them with a learned bias per head (model.sigmoid_bias)
 WEIGHTINGS = ("softmax", "log_length", "sigmoid", "sigmoid_log", "sigmoid_st", "split", "none")
-GATED = ("sigmoid", "sigmoid_log", "sigmoid_st", "split")  # the weights with a learned bias per head (model.sigmoid_bias)
+GATED = ("sigmoid", "sigmoid_log", "sigmoid_st", "split")
 
 
 @dataclass(frozen=True)

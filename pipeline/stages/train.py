@@ -9,7 +9,6 @@ staging folders and moved into place only when every seed has finished: all of t
 """
 
 import json
-import shutil
 import time
 
 from tqdm import tqdm
@@ -80,21 +79,15 @@ def train_one_seed(params: Params, seed, position, data_path, staging: dict):
 
 def train_all(params: Params, data_path, models_dir, metrics_path, workers=None):
     """Train every seed, then move all outputs into place at once: all of them or none."""
-    logs_dir = detail_dir(metrics_path)
-    staging = {"models": files.staging_dir(models_dir), "log": files.staging_dir(logs_dir)}
-    jobs = [(params, seed, i, data_path, staging) for i, seed in enumerate(params.train.seeds)]
-    try:
+    with files.staged(models_dir, detail_dir(metrics_path)) as (models, log):
+        staging = {"models": models, "log": log}
+        jobs = [(params, seed, i, data_path, staging) for i, seed in enumerate(params.train.seeds)]
         runs = run_jobs(train_one_seed, jobs, workers or seed_workers(jobs))
-        floor, _, _ = loss_floor(params.train.label_smoothing, VOCAB)
-        keys = [k for k in runs[0] if k.startswith("loss")]
-        metrics = {"loss_floor": floor, **across_seeds({r["seed"]: r for r in runs}, keys)}
-        metrics["loss_gap_to_floor"] = metrics["loss_final"] - floor
-        files.replace_dir(staging["models"], models_dir)
-        files.replace_dir(staging["log"], logs_dir)
-        write_metrics(metrics_path, metrics, HEADLINE)  # the detail in the logs' folder, summary.json
-    finally:
-        for path in staging.values():
-            shutil.rmtree(path, ignore_errors=True)
+    floor, _, _ = loss_floor(params.train.label_smoothing, VOCAB)
+    keys = [k for k in runs[0] if k.startswith("loss")]
+    metrics = {"loss_floor": floor, **across_seeds({r["seed"]: r for r in runs}, keys)}
+    metrics["loss_gap_to_floor"] = metrics["loss_final"] - floor
+    write_metrics(metrics_path, metrics, HEADLINE)  # the detail in the logs' folder, summary.json
     return metrics, runs
 
 

@@ -8,7 +8,6 @@ from pipeline.core.variants import variant_data, variant_recipe
 from pipeline.infra.rules import as_dict
 from pipeline.model.options import uses_sigmoid_bias
 
-
 OFF = ("count_hint", 0.0)  # a recipe without the hint is the recipe recorded before it existed
 
 

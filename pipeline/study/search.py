@@ -23,7 +23,7 @@ from pipeline.core.params import Params, parse_params
 from pipeline.core.variants import variant_data, variant_recipe
 from pipeline.infra import files
 from pipeline.infra.errors import ConfigError, TrainingDiverged
-from pipeline.infra.pool import run_jobs
+from pipeline.infra.pool import run_jobs, seed_workers
 from pipeline.infra.rules import as_dict
 from pipeline.study.confirmation import recipe_of, study_seeds
 from pipeline.study.gather import summarise
@@ -234,4 +234,4 @@ def run_search(raw_params, rows, path, workers=None):
     for row, recipe, seeds, where in plan:  # rows whose every seed was trained by another row
         if not where:
             save(row, recipe, seeds, where, finished)
-    run_jobs(try_train_and_test, jobs, workers, on_result=on_result)
+    run_jobs(try_train_and_test, jobs, workers or seed_workers(jobs), on_result=on_result)

@@ -11,7 +11,6 @@ model is kept as a checkpoint that carries its configuration (`<models>/seed_<s>
 own: adding a variant to `study.variants` trains that variant only.
 """
 
-import shutil
 import statistics
 import time
 
@@ -119,14 +118,10 @@ def run_variant(params: Params, variant, models_dir, workers=None):
     s = params.study
     tests, _ = study_test_sets(params)
     seeds = list(recipe.seeds)
-    staging = files.staging_dir(models_dir)
-    shared = (tests, s.seed, s.diagnosis_lengths, params.evaluate.batch_size, staging)
-    jobs = [(config, recipe, variant_data(params, variant), variant, seed, *shared) for seed in seeds]
-    try:
+    with files.staged(models_dir) as (staging,):
+        shared = (tests, s.seed, s.diagnosis_lengths, params.evaluate.batch_size, staging)
+        jobs = [(config, recipe, variant_data(params, variant), variant, seed, *shared) for seed in seeds]
         done = run_jobs(train_and_test, jobs, workers or seed_workers(jobs))
-        files.replace_dir(staging, models_dir)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     results = dict(zip(seeds, done, strict=True))
     record = {
         "variant": variant,
