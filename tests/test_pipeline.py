@@ -54,7 +54,7 @@ def test_report_renders_the_claims_and_figures(reproduced_clone):
     header = (repo / "reports/claims.csv").read_text().splitlines()[0]
     assert header == "id,source,claim,expected,reproduced,tolerance,status,kind,seeds,words"
     readme, appendix = ((repo / f"reports/{page}").read_text() for page in ("README.md", "APPENDIX.md"))
-    assert readme.startswith("# Replication report") and "measured claims hold" in readme.splitlines()[2]
+    assert readme.startswith("# Replication report") and "measured claims hold" in readme.splitlines()[4]
     assert (
         "| l10-params | structural | Transformer parameters | «parámetros: 59,744» | 59744 | 59744 |"
         in appendix

@@ -12,7 +12,7 @@ from pipeline.core.params import load_params
 from pipeline.infra.errors import DataError
 from pipeline.report.claims import evaluate, load_claims
 from pipeline.report.context import report_context
-from pipeline.report.environment import environment_lines
+from pipeline.report.environment import environment
 from pipeline.report.markdown import wrap_markdown
 from pipeline.report.quantities import quantities
 from pipeline.report.readme import render
@@ -26,7 +26,7 @@ def pages():
     params = load_params(ROOT / "params.yaml")
     m = read_metrics(ROOT / "metrics")
     claims = evaluate(load_claims(), quantities(params, m, m["benchmark"]), params)
-    return render(report_context(params, m, claims, environment_lines(m["numerics"]))), claims
+    return render(report_context(params, m, claims, environment(m["numerics"]))), claims
 
 
 def test_the_default_parameters_judge_every_claim(pages):
@@ -45,7 +45,7 @@ def test_a_misspelt_value_stops_the_report_naming_its_claim():
 def test_the_verdict_and_the_lessons_numbers_come_first(pages):
     readme = pages[0]["README.md"]
     lines = readme.splitlines()
-    assert lines[0] == "# Replication report" and "measured claims hold" in lines[2]
+    assert lines[0] == "# Replication report" and "measured claims hold" in lines[4]  # under the link
     summary = readme.index("\n## The lesson's numbers against ours\n")
     figures = readme.index("\n## What the figures show\n")
     assert summary < figures < readme.index("\n## Environment\n") < readme.index("\n## References\n")

@@ -16,8 +16,8 @@ def starts_markup(word):
 
 def words_of(text):
     """The words of a paragraph; a lone "%" stays with its number and "±" with the number after it,
-    so that "99.5 %" and "± 0.2" never split across lines."""
-    return re.split(r"(?<!±)\s+(?!%(?:[\s:;,.)]|$))", text.strip())
+    so that "99.5 %", "[0.6 %-30.3 %]" and "± 0.2" never split across lines."""
+    return re.split(r"(?<!±)\s+(?!%(?:[\s:;,.)\]-]|$))", text.strip())
 
 
 def wrap_line(text, width, first="", rest=""):

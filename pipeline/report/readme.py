@@ -1,14 +1,19 @@
-"""reports/README.md and reports/APPENDIX.md, rendered from templates/*.md.j2: the templates write the
-sentences, pipeline/report/context.py gives them the numbers. The same inputs give the same bytes."""
+"""reports/README.md, its Spanish edition reports/README.es.md and reports/APPENDIX.md, rendered from
+templates/*.md.j2: the templates write the sentences, pipeline/report/context.py gives them the numbers,
+words.yaml the few words Python puts into them, per language. The same inputs give the same bytes."""
 
+import re
 from pathlib import Path
 
 import jinja2
+import yaml
 
+from pipeline.infra.errors import DataError
 from pipeline.report.markdown import cell, quoted, wrap_markdown
 
 TEMPLATES = Path(__file__).parent / "templates"
-PAGES = ("README.md", "APPENDIX.md")
+WORDS = Path(__file__).with_name("words.yaml")
+PAGES = {"README.md": "en", "README.es.md": "es", "APPENDIX.md": "en"}  # each page and its language
 
 
 def pct(value, digits=1):
@@ -16,11 +21,28 @@ def pct(value, digits=1):
     return f"{100 * value:.{digits}f} %"
 
 
-def verdict(claim):
-    """A claim's status as the report shows it."""
-    if claim.undecided:
-        return "cannot discriminate"
-    return {"pass": "pass", "fail": "**FAIL**", "note": "note"}[claim.status]
+@jinja2.pass_context
+def verdict(context, claim):
+    """A claim's status as the report shows it, in the page's language."""
+    return context["words"]["verdict"]["undecided" if claim.undecided else claim.status]
+
+
+@jinja2.pass_context
+def stated(context, claim):
+    """What a claim states, in the page's language: words.yaml's text where the language has its own
+    (then one missing is an error, not English in a Spanish page), else claims.yaml's English."""
+    texts = context["words"].get("claims", {claim.id: claim.claim})
+    if claim.id not in texts:
+        raise DataError(f"{WORDS.name}: no text for claim {claim.id}, which {context.name} shows")
+    return texts[claim.id]
+
+
+@jinja2.pass_context
+def translated(context, text):
+    """Words pipeline/report/claims.py writes in English into a result, in the page's language."""
+    for pattern, replacement in context["words"].get("phrases", []):
+        text = re.sub(pattern, replacement, text)
+    return text
 
 
 def changes(entry):
@@ -40,5 +62,10 @@ def render(context):
         keep_trailing_newline=True,
         autoescape=False,  # Markdown, not HTML
     )
-    env.filters.update(cell=cell, quoted=quoted, pct=pct, verdict=verdict, changes=changes)
-    return {page: wrap_markdown(env.get_template(f"{page}.j2").render(**context)) for page in PAGES}
+    env.filters.update(cell=cell, quoted=quoted, pct=pct, changes=changes)
+    env.filters.update(verdict=verdict, stated=stated, translated=translated)
+    words = yaml.safe_load(WORDS.read_text())
+    return {
+        page: wrap_markdown(env.get_template(f"{page}.j2").render(**context, words=words[language]))
+        for page, language in PAGES.items()
+    }

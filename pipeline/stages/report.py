@@ -1,5 +1,5 @@
-"""Stage `report`: figures, the claims table, reports/README.md and reports/APPENDIX.md, from saved
-metrics only.
+"""Stage `report`: figures, the claims table, reports/README.md, its Spanish edition README.es.md and
+reports/APPENDIX.md, from saved metrics only.
 
     python -m pipeline.stages.report --metrics metrics --reports reports
 
@@ -16,7 +16,7 @@ from pipeline.infra.metrics import detail_path
 from pipeline.report.claims import claims_csv, counts, evaluate, load_claims
 from pipeline.report.context import report_context
 from pipeline.report.draw import draw_figures
-from pipeline.report.environment import environment_lines
+from pipeline.report.environment import environment
 from pipeline.report.inputs import read_json, read_losses
 from pipeline.report.quantities import quantities
 from pipeline.report.readme import render
@@ -46,8 +46,9 @@ def main():
     losses = read_losses(args.metrics / "train", params.train.seeds)
     draw_figures(params, m, claims, losses, args.reports / "figures", args.metrics)
     files.write_text(args.reports / "claims.csv", claims_csv(claims))
-    context = report_context(params, m, claims, environment_lines(m["numerics"]))
-    for page, text in render(context).items():
+    context = report_context(params, m, claims, environment(m["numerics"]))
+    pages = render(context)
+    for page, text in pages.items():
         files.write_text(args.reports / page, text)
     tally = counts(claims)
     shown = ("measured", "measured_pass", "measured_undecided", "fail", "lesson_errors")  # the headline's
@@ -57,7 +58,7 @@ def main():
     print(
         f"report: {tally['measured_pass']} of {tally['measured']} measured claims hold, "
         f"{tally['measured_undecided']} cannot discriminate; fail: {', '.join(failed) or 'none'}; "
-        f"{args.reports / 'README.md'}, {args.reports / 'APPENDIX.md'}"
+        + ", ".join(str(args.reports / page) for page in pages)
     )
 
 
