@@ -176,3 +176,12 @@ def test_sort_cli_refuses_other_scripts_digits():
 
 def test_sort_cli_reads_spaced_or_joined_digits():
     assert parse_digits(["3", "1", "4"], 64) == parse_digits(["314"], 64) == [3, 1, 4]
+
+
+@pytest.mark.parametrize("length", [6, 14])
+def test_a_digit_claims_sampling_error_counts_the_lessons_digits_at_its_length(length):
+    """The lesson tested 1,000 sequences at every length: m x length digits, not m x 10. With seeds
+    that agree exactly, the band is the lesson's own sampling error alone."""
+    entry = {**seeds_entry(0.5, items="digits"), "applies": {"test_length": length}}
+    low, high = judge(entry, {"values": [0.5, 0.5, 0.5], "items": 10000})["band"]
+    assert (high - low) / 2 == pytest.approx(1.96 * math.sqrt(0.25 / (1000 * length)))

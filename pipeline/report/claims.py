@@ -38,6 +38,7 @@ CLAIMS_PATH = Path(__file__).with_name("claims.yaml")
 KINDS = ("measured", "derived", "structural", "arithmetic")
 COLUMNS = ("id", "source", "claim", "expected", "reproduced", "tolerance", "status", "kind", "seeds", "words")
 LESSON_TEST_SIZE = 1000  # "datos(1000, ...)": every accuracy the lesson prints is on 1,000 sequences
+LESSON_LENGTH = 10  # the length the lesson trains and tests on, unless a claim applies to another
 # Student's t, 97.5 % point, by degrees of freedom (1..30); beyond, the normal's 1.96
 # fmt: off
 T_975 = (
@@ -113,7 +114,8 @@ def judge_seeds(entry, values, n_items):
     """A trained claim against the prediction interval of our seeds."""
     expected, items = float(entry["expected"]), entry.get("items")
     accuracy = items is not None
-    lesson_items = LESSON_TEST_SIZE * (10 if items == "digits" else 1) if accuracy else None
+    length = (entry.get("applies") or {}).get("test_length", LESSON_LENGTH)  # digits: m x length of them
+    lesson_items = LESSON_TEST_SIZE * (length if items == "digits" else 1) if accuracy else None
     mean, half = prediction_band(values, lesson_items)
     low, high = (max(0.0, mean - half), min(1.0, mean + half)) if accuracy else (mean - half, mean + half)
     width = high - low
