@@ -27,7 +27,7 @@ def plot_benchmark(data, path):
     draw_seeds(axes[1, 1], t["seeds"], m)
     fig.suptitle(
         f"Speed on {m['cpu']} ({m['cpu_count']} cores), torch {m['torch']}, {m['threads']} thread; "
-        f"load average {m['load_average_before']:.1f} to {m['load_average_after']:.1f}",
+        f"load average {m['load_average_before']:.2f} before the run, {m['load_average_after']:.2f} after it",
         fontsize=10,
     )
     fig.tight_layout()
@@ -39,7 +39,7 @@ def draw_train_step(ax, rows, m):
     names, median = [r["implementation"] for r in rows], [float(r["median_ms"]) for r in rows]
     low = [float(r["median_ms"]) - float(r["q1_ms"]) for r in rows]  # the whiskers' lengths
     high = [float(r["q3_ms"]) - float(r["median_ms"]) for r in rows]
-    ax.barh(names, median, xerr=[low, high], color=["tab:blue"] + ["tab:gray"] * (len(rows) - 1), capsize=3)
+    ax.barh(names, median, xerr=[low, high], color=["cb:blue"] + ["tab:gray"] * (len(rows) - 1), capsize=3)
     ax.invert_yaxis()
     for i, value in enumerate(median):
         note = f"{value:.1f} ms" + (f", {value / median[0]:.2f}x ours" if i else "")
@@ -54,9 +54,12 @@ def draw_decoding(ax, rows, m):
     for key, fmt, how in [("uncached", "o-", "re-running the decoder"), ("cached", "s-", "key/value cache")]:
         growth = m[f"decode_growth_exponent_{key}"]
         ax.loglog(lengths, [float(r[f"{key}_ms"]) for r in rows], fmt, label=f"{how} (~n^{growth:.1f})")
-    for r in rows:  # each speed-up, under the cached time
-        speedup, at = f"{float(r['speedup']):.1f}x", (int(r["length"]), float(r["cached_ms"]))
-        ax.annotate(speedup, at, xytext=(4, -12), textcoords="offset points", fontsize=8)
+    for r in rows:  # each speed-up beside a dotted line from one time to the other, clear of the axis
+        n, times = int(r["length"]), (float(r["cached_ms"]), float(r["uncached_ms"]))
+        ax.vlines(n, *times, color="grey", ls=":", lw=1)
+        ax.text(
+            n * 1.04, (times[0] * times[1]) ** 0.5, f"{float(r['speedup']):.1f}x", fontsize=8, va="center"
+        )
     ax.set_xticks(lengths, [str(n) for n in lengths])
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_title(f"Greedy decoding, {m['decode_rows']} sequences (labels: speed-up)")
@@ -65,7 +68,7 @@ def draw_decoding(ax, rows, m):
 
 
 def draw_throughput(ax, rows):
-    ax.barh([r["decoder"] for r in rows], [float(r["sequences_per_s"]) for r in rows], color="tab:green")
+    ax.barh([r["decoder"] for r in rows], [float(r["sequences_per_s"]) for r in rows], color="cb:green")
     ax.invert_yaxis()
     ax.xaxis.set_major_locator(MaxNLocator(5))  # thousands of sequences: few ticks stay readable
     ax.set(title="Evaluation throughput, length 10, one thread", xlabel="sequences per second")
@@ -77,7 +80,7 @@ def draw_seeds(ax, rows, m):
     walls = [float(r["wall_s"]) for r in rows]
     template = "{setup}\n{seeds} seed(s), {processes} proc.\n{share:.0%} core each"
     labels = [template.format(**r, share=float(r["cpu_share"])) for r in rows]
-    ax.bar(labels, walls, color=["tab:blue"] + ["tab:orange"] * (len(rows) - 1))
+    ax.bar(labels, walls, color=["cb:blue"] + ["cb:orange"] * (len(rows) - 1))
     ideal = m["seeds_ratio_ideal"]
     ax.axhline(ideal * walls[0], color="black", ls="--", lw=1, label=f"seeds / cores: {ideal:g}x one seed")
     for i, r in enumerate(rows):

@@ -3,10 +3,16 @@
 from itertools import product
 
 from pipeline.report.inputs import memory_tokens, read_json, read_numbers, read_rows
-from pipeline.report.style import plt, save
+from pipeline.report.style import legend_centred, plt, save
 
-NORM_COLORS = {"post": "tab:blue", "pre": "tab:orange"}
+NORM_COLORS = {"post": "cb:blue", "pre": "cb:orange"}
 SUM_STYLES = {"with_sum": "o-", "without_sum": "x--"}
+PATHS = {"encoder": "encoder: embedding → memory", "source_to_output": "whole model: embedding → output"}
+JACOBIAN_NOTE = (  # what the reader sees, in words
+    "Jacobian-vector norm at initialisation as depth grows. Solid: with the residual sum; dashed: without.\n"
+    "A dashed line above its solid one: without the sum, the output moves more for the same nudge of the\n"
+    "input. Each added layer multiplies a line by the factor in its legend (under 1: the line falls)"
+)
 
 
 def plot_loss(losses_by_seed, floor, lesson_losses, path):
@@ -15,9 +21,9 @@ def plot_loss(losses_by_seed, floor, lesson_losses, path):
     fig, ax = plt.subplots(figsize=(7, 4))
     for i, losses in enumerate(losses_by_seed):
         label = f"each of our {len(losses_by_seed)} seeds" if i == 0 else None
-        ax.plot(range(1, len(losses) + 1), losses, lw=0.6, alpha=0.55, color="tab:blue", label=label)
+        ax.plot(range(1, len(losses) + 1), losses, lw=0.6, alpha=0.55, color="cb:blue", label=label)
     steps, printed = list(lesson_losses), list(lesson_losses.values())
-    ax.scatter(steps, printed, marker="D", s=40, color="tab:red", zorder=3, label="the lesson's printed loss")
+    ax.scatter(steps, printed, marker="D", s=40, color="cb:red", zorder=3, label="the lesson's printed loss")
     ax.axhline(floor, color="black", ls="--", lw=1.2, label=f"floor (entropy of q) = {floor:.3f}")
     ax.set(yscale="log", ylim=(floor * 0.9, None), title="Training loss and its floor under label smoothing")
     ax.set_xlabel("training step (one batch of 64 sequences)")
@@ -34,13 +40,13 @@ def plot_length_accuracy(table_path, trained_lengths, lesson_table, path):
     mean = [100 * r["seq_acc"] for r in rows]
     low = [100 * (r["seq_acc"] - r["seq_acc_min"]) for r in rows]  # the whiskers' lengths
     high = [100 * (r["seq_acc_max"] - r["seq_acc"]) for r in rows]
-    colors = ["tab:green" if n in trained_lengths else "tab:blue" for n in lengths]
+    colors = ["cb:green" if n in trained_lengths else "cb:blue" for n in lengths]
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.bar(lengths, mean, width=1.2, color=colors, alpha=0.8, label="this replication: mean of seeds")
     ax.errorbar(lengths, mean, [low, high], fmt="none", ecolor="black", capsize=4, label="range over seeds")
     stated = [(n, 100 * v) for n, v in lesson_table.items() if n in lengths]
     if stated:  # only where this run tested the lesson's lengths
-        ax.scatter(*zip(*stated, strict=True), marker="D", color="tab:red", zorder=3, label="lesson 10")
+        ax.scatter(*zip(*stated, strict=True), marker="D", color="cb:red", zorder=3, label="lesson 10")
     for n, m in zip(lengths, mean, strict=True):
         ax.annotate(f"{m:.1f}%", (n + 0.62, 2), ha="left", fontsize=8, rotation=90)
     ax.set_xticks(lengths, [f"{n}\n(trained)" if n in trained_lengths else str(n) for n in lengths])
@@ -86,8 +92,8 @@ def plot_residual(table_path, path):
     layers = [int(r["layers"]) for r in rows]
     fig, ax = plt.subplots(figsize=(7, 4))
     for key, label, color in [
-        ("with_sum", "with the sum x + FFN(x)", "tab:green"),
-        ("without_sum", "without the sum: FFN(x)", "tab:red"),
+        ("with_sum", "with the sum x + FFN(x)", "cb:green"),
+        ("without_sum", "without the sum: FFN(x)", "cb:red"),
     ]:
         difference, exact = [r[f"{key}_fd"] for r in rows], [r[f"{key}_autograd"] for r in rows]
         ax.plot(layers, difference, "o-", color=color, label=f"{label}: finite difference")
@@ -110,7 +116,14 @@ def plot_gradient_depth(grad_path, path):
         values = [float(r[column]) if r[column] else float("nan") for r in rows]
         label = f"{norm}-norm, {'after training' if trained else 'at initialisation'}"
         ax.plot(range(len(rows)), values, "o-" if trained else "s--", color=NORM_COLORS[norm], label=label)
-    ax.set_yscale("log")
+    for column, x in (("post_init", len(rows) - 0.6), ("pre_init", len(rows) - 0.3)):  # the report's ratios
+        v, color = [float(r[column]) for r in rows], NORM_COLORS[column.split("_")[0]]
+        encoder = [g for g, r in zip(v, rows, strict=True) if r["stack"] == "encoder"]
+        ax.hlines(v[0], 0, x, color=color, ls=":", lw=0.8)  # the bottom's level, carried to the top's
+        ax.annotate("", (x, v[0]), (x, v[-1]), arrowprops={"arrowstyle": "<->", "color": color})
+        ratios = f"bottom / top:\n{v[0] / v[-1]:.3f}\nencoder\nmax / min:\n{max(encoder) / min(encoder):.2f}"
+        ax.text(len(rows) - 0.1, (v[0] * v[-1]) ** 0.5, ratios, color=color, fontsize=7.5, va="center")
+    ax.set(yscale="log", xlim=(-0.5, len(rows) + 1.3))  # room on the right for the ratios
     ax.set_xticks(range(len(rows)), names, rotation=45, ha="right", fontsize=8)
     ax.set_title("Gradient of the loss at each sublayer's input, bottom (left) to top (right)")
     ax.set(xlabel="sublayer (encoder, then decoder)", ylabel="||d loss / d x|| (log scale)")
@@ -122,20 +135,18 @@ def plot_jacobian_sweep(sweep_path, path):
     """Input-output Jacobian norm at initialisation as layers are stacked, with and without sums."""
     rows = read_numbers(sweep_path)
     layers = [int(r["layers"]) for r in rows]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=False)
-    for ax, stack, title in [
-        (axes[0], "encoder", "encoder: source embedding → memory"),
-        (axes[1], "source_to_output", "whole model: source embedding → decoder output"),
-    ]:
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.4))
+    for ax, (stack, title) in zip(axes, PATHS.items(), strict=True):
         for norm, sums in product(NORM_COLORS, SUM_STYLES):
             key = f"{stack}_{norm}_{sums}"
             if key in rows[0]:
                 values = [max(r[key], 1e-300) for r in rows]  # a zero stays on the log scale
-                label = f"{norm}-norm, {sums.replace('_', ' ')}"
+                factor = (values[-1] / values[0]) ** (1 / (layers[-1] - layers[0]))  # geometric mean
+                label = f"{norm}-norm, {sums.replace('_', ' ')}: ×{factor:.3f} a layer"
                 ax.plot(layers, values, SUM_STYLES[sums], color=NORM_COLORS[norm], label=label)
         ax.set(yscale="log", title=title, xlabel="layers per stack", ylabel="||J v|| (log scale)")
         ax.legend(fontsize=7)
-    fig.suptitle("Jacobian-vector norm at initialisation as depth grows", fontsize=11)
+    fig.suptitle(JACOBIAN_NOTE, fontsize=9.5, y=1.06)
     save(fig, path)
 
 
@@ -152,9 +163,9 @@ def plot_layernorm(cell_path, probe_metrics, path):
     left.set_xticks(index, [f"row {i}" for i in index])
     left.set_title("Each row's mean (dot) ± its deviation (whisker)")
     left.set(xlabel="position (row of X)", ylabel="value")
-    left.legend(fontsize=8)
+    legend_centred(left, -0.16, ncol=3, fontsize=8)  # under the axis: no whisker hidden
     shifts = [probe_metrics[f"layernorm_row0_shift_per_{along}"] for along in ("row", "column")]
-    right.bar(["per row\n(LayerNorm)", "per column\n(batch-style)"], shifts, color=["tab:green", "tab:red"])
+    right.bar(["per row\n(LayerNorm)", "per column\n(batch-style)"], shifts, color=["cb:green", "cb:red"])
     for i, v in enumerate(shifts):
         right.annotate(f"{v:.3f}", (i, v), textcoords="offset points", xytext=(0, 4), ha="center")
     right.set(title="Row 4 += 10: how far row 0 moves", ylabel="max |change in row 0|")

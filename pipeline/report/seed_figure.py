@@ -5,7 +5,7 @@ import math
 from pipeline.report.style import legend_centred, plt, save
 
 COLUMNS = 4
-SHADE = {"pass": "tab:green", "fail": "tab:red", "wide": "grey"}
+SHADE = {"pass": "cb:green", "fail": "cb:red", "wide": "grey"}
 
 
 def plot_seed_distributions(claims, path):
@@ -23,8 +23,8 @@ def plot_seed_distributions(claims, path):
         ax.axvspan(low, high, color=shade, alpha=0.15, lw=0)
         for edge in (low, high):
             ax.axvline(edge, color=shade, lw=1)
-        ax.scatter(values[:-3], [0] * len(c.per_seed), s=22, color="tab:blue", alpha=0.7, zorder=3)
-        ax.scatter([scale * c.lesson_value], [0], marker="D", s=46, color="tab:red", zorder=4)
+        ax.scatter(values[:-3], [0] * len(c.per_seed), s=22, color="cb:blue", alpha=0.7, zorder=3)
+        ax.scatter([scale * c.lesson_value], [0], marker="D", s=46, color="cb:red", zorder=4)
         ax.set(xlim=(min(values) - pad, max(values) + pad), yticks=[], ylim=(-1, 1))
         ax.set_title(f"{c.id} ({'cannot discriminate' if c.undecided else c.status})", fontsize=8.5)
         ax.tick_params(axis="x", labelsize=7.5)
@@ -33,9 +33,9 @@ def plot_seed_distributions(claims, path):
     for ax in list(axes.flat)[len(trained) :]:
         ax.axis("off")
     handles = [
-        plt.Line2D([], [], marker="o", ls="", color="tab:blue", label="one training seed"),
-        plt.Line2D([], [], marker="D", ls="", color="tab:red", label="the lesson's value"),
-        plt.Rectangle((0, 0), 1, 1, color="tab:green", alpha=0.3, label="prediction interval (pass)"),
+        plt.Line2D([], [], marker="o", ls="", color="cb:blue", label="one training seed"),
+        plt.Line2D([], [], marker="D", ls="", color="cb:red", label="the lesson's value"),
+        plt.Rectangle((0, 0), 1, 1, color="cb:green", alpha=0.3, label="prediction interval (pass)"),
         plt.Rectangle((0, 0), 1, 1, color="grey", alpha=0.3, label="too wide to discriminate"),
     ]
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.95 / height))

@@ -70,18 +70,18 @@ def plot_study_heatmap(table_path, meta_path, path):
     rows, meta = read_rows(table_path), read_json(meta_path)
     variants, lengths = list(meta["variants"]), [int(r["length"]) for r in rows]
     grid = np.array([[100 * float(r[v]) if r[v] != "" else np.nan for r in rows] for v in variants])
-    fig, ax = plt.subplots(figsize=(max(8, 0.32 * len(lengths) + 3), 0.45 * len(variants) + 1.6))
-    image = ax.imshow(grid, aspect="auto", cmap="RdYlGn", vmin=0, vmax=100, interpolation="nearest")
+    fig, ax = plt.subplots(figsize=(max(8, 0.4 * len(lengths) + 3), 0.5 * len(variants) + 1.6))
+    image = ax.imshow(grid, aspect="auto", cmap="viridis", vmin=0, vmax=100, interpolation="nearest")
     for (i, j), value in np.ndenumerate(grid):  # i: the variant, j: the length
         if np.isnan(value):
             continue
         # one decimal near the bar, so that 98.6 never reads as 99
         text = "100" if value >= 99.95 else f"{value:.1f}" if value >= 90 else f"{value:.0f}"
-        ax.text(j, i, text, ha="center", va="center", fontsize=5.5, color="black")
+        ax.text(j, i, text, ha="center", va="center", fontsize=7, color="black" if value > 55 else "white")
         if lengths[j] in meta["variants"][variants[i]]["train_lengths"]:
             ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=1.2, ec="black"))
     if 20 in lengths:  # the bar's lengths 1-20 end here
-        ax.axvline(lengths.index(20) + 0.5, color="black", ls=":", lw=1.2)
+        ax.axvline(lengths.index(20) + 0.5, color="cb:red", ls=":", lw=1.6)  # seen on dark and light
     ax.set_xticks(range(len(lengths)), lengths, fontsize=7)
     ax.set_yticks(range(len(variants)), variants, fontsize=8)
     ax.grid(False)
@@ -104,8 +104,11 @@ def plot_study_diagnosis(diagnosis_path, path):
         ranks.plot(steps, at["correct_rank"], ":", color=color, lw=1)
         hits.plot(steps, 100 * np.array(at["acc_by_position"]), "o-", color=color, ms=3, label=f"{n}")
     ranks.plot([], [], ":", color="grey", label="correct (dotted)")
-    place = f"Place in the sorted input of the digit written\n(correct: one place a step; model: {ref}ths)"
-    ranks.set(title=place, xlabel="decoding step", ylabel="rank of the written digit in the input")
+    place = (
+        "Place in the sorted input of the digit written\n(correct, dotted: one place a step; the model: 1/"
+    )
+    ranks.set_title(place + f"{ref} of the input\na step, as if every input had {ref} digits)", fontsize=10)
+    ranks.set(xlabel="decoding step", ylabel="rank of the written digit in the input")
     legend_centred(ranks, -0.2, ncol=3)
     hits.set(title="Digits right, by output position", xlabel="output position")
     hits.set(ylabel="correct (%)", ylim=(-2, 102))
@@ -117,7 +120,7 @@ def plot_study_diagnosis(diagnosis_path, path):
     fails.set(xlabel="input length", ylabel="outputs (%)")
     legend_centred(fails, -0.28, ncol=2)
     title = f"Why the model trained on length {ref} fails elsewhere (mean over seeds)"
-    fig.suptitle(title, fontsize=11, y=1.04)
+    fig.suptitle(title, fontsize=11, y=1.07)
     save(fig, path)
 
 
@@ -142,14 +145,16 @@ def plot_study_attention(diagnosis_path, path, variants_shown=3):
             ax.plot(steps, steps, "w--", lw=1, label="rank = step (correct)")
             if d is diag["lengths"]:  # the pipeline's model: the clock set to its training length
                 clock = np.minimum(steps * n / ref, n - 1)
-                ax.plot(clock, steps, "r:", lw=1.2, label=f"rank = step x length/{ref}")
+                ax.plot(clock, steps, ":", color="cb:orange", lw=1.5, label=f"rank = step x length/{ref}")
             ax.set_title(f"{name}: length {n}", fontsize=8)
             ax.set(xlim=(-0.5, n - 0.5), ylim=(n - 0.5, -0.5))
             ax.grid(False)
+            ax.locator_params(integer=True)  # ranks and steps are whole numbers
             ax.set_xlabel("rank in the sorted input", fontsize=8)
             if n == lengths[0]:
                 ax.set_ylabel("decoding step")
-    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8, frameon=False)
+    dark = {"facecolor": plt.cm.viridis(0.0), "labelcolor": "white"}  # the white line shows on the map's dark
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8, **dark)
     fig.subplots_adjust(hspace=0.45, bottom=0.08)
     fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight")
     fig.suptitle(
@@ -173,7 +178,14 @@ def plot_study_counting(diagnosis_path, path, length="20"):
             attentions = d[str(lengths[0])]["attention_mass"]
             masses = {k: [d[str(n)]["attention_mass"][k] for n in lengths] for k in attentions}
             widest = max(masses, key=lambda k: masses[k][-1])
-            mass_ax.plot(lengths, masses[widest], "o-", color=cycle_color(i), ms=3, label=f"{name}: {widest}")
+            # its own marker and dash, hollow markers shrinking: lines that coincide (softmaxes at 1) show
+            fmt, look = (
+                "osD^"[i % 4] + ("-", "--", "-.", ":")[i % 4],
+                {"ms": 8 - 1.5 * (i % 4), "mfc": "none"},
+            )
+            mass_ax.plot(
+                lengths, masses[widest], fmt, color=cycle_color(i), label=f"{name}: {widest}", **look
+            )
         counts = d.get(length, {}).get("seq_acc_by_repeats", {})
         bars = [100 * counts[k] if counts.get(k) is not None else np.nan for k in COUNTS]
         grouped_bar(count_ax, i, len(panels), bars, color=cycle_color(i), label=name)
@@ -195,10 +207,10 @@ def plot_study_seeds(per_seed_path, variant, confirmation, bar, path):
     for r in read_rows(per_seed_path):
         if r["variant"] == variant:
             held.setdefault(int(r["seed"]), {})[int(r["length"])] = float(r["seq_acc"])
-    sets = [("held-out", held, "tab:blue", "o", 0.15)]
+    sets = [("held-out", held, "cb:blue", "o", 0.15)]
     if confirmation:
         chosen = {int(s): {int(n): a for n, a in by.items()} for s, by in confirmation["accuracy"].items()}
-        sets.insert(0, ("confirmation (the search's choice)", chosen, "tab:orange", "x", -0.15))
+        sets.insert(0, ("confirmation (the search's choice)", chosen, "cb:orange", "x", -0.15))
     low, high = bar["lengths"]
     zoom = f"Zoom: lengths {low}-{high}; a seed under {ZOOM_FLOOR} % on the floor"
     fig, axes = bar_panels(bar, "Every tested length", ZOOM_FLOOR, zoom, 4.4)
