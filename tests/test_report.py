@@ -3,6 +3,8 @@ it reads; CI's clean-tree check keeps them equal to what the code makes): the ve
 lesson's numbers first, every figure shown and drawn, every claim in the appendix, lines wrapped for
 reading, the same bytes twice."""
 
+import csv
+import json
 from pathlib import Path
 
 import pytest
@@ -45,12 +47,28 @@ def test_a_misspelt_value_stops_the_report_naming_its_claim():
 def test_the_verdict_and_the_lessons_numbers_come_first(pages):
     readme = pages[0]["README.md"]
     lines = readme.splitlines()
-    assert lines[0] == "# Replication report" and "measured claims hold" in lines[4]  # under the link
+    assert lines[0] == "# Replication report" and "claims that data could falsify hold" in lines[4]
     summary = readme.index("\n## The lesson's numbers against ours\n")
     figures = readme.index("\n## What the figures show\n")
     assert summary < figures < readme.index("\n## Environment\n") < readme.index("\n## References\n")
     first_screen = readme[: readme.index("\n### Sorting any length")]
     assert len(first_screen.splitlines()) <= 150  # the verdict, the table and the key figures
+
+
+def test_the_headline_counts_rebuild_from_claims_csv():
+    """claims.csv carries every column the first screen counts: kind, status, undecided, lesson_error."""
+    with open(ROOT / "reports" / "claims.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    measured = [r for r in rows if r["kind"] == "measured"]
+    rebuilt = {
+        "claims_falsifiable": sum(r["status"] != "note" for r in measured),
+        "claims_measured_pass": sum(r["status"] == "pass" for r in measured),
+        "claims_measured_undecided": sum(r["undecided"] == "True" for r in measured),
+        "claims_fail": sum(r["status"] == "fail" for r in rows),
+        "claims_lesson_errors": sum(bool(r["lesson_error"]) for r in rows),
+    }
+    assert rebuilt == json.loads((ROOT / "metrics" / "report.json").read_text())
+    assert rebuilt["claims_falsifiable"] > 0 and rebuilt["claims_lesson_errors"] > 0
 
 
 def test_every_claim_is_in_the_appendix_and_the_readme_stays_short(pages):

@@ -46,6 +46,43 @@ def decoder_input_is_shifted_target():
     return bool(torch.equal(batch.tgt_in, expected))
 
 
+@torch.enable_grad()  # measure() runs without gradients; the graph is what is counted
+def embedding_uses(model):
+    """How many times one forward pass reads E ("E se usa 3 veces"): the edges of the autograd graph
+    that end at E's weight, counted from the logits back (each read is one edge)."""
+    logits = model(torch.tensor([[1, 2, 3]]), torch.tensor([[BOS, 1]]))
+    target, seen, stack, uses = model.embedding.weight, set(), [logits.grad_fn], 0
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        for parent, _ in node.next_functions:
+            uses += getattr(parent, "variable", None) is target
+            stack.append(parent)
+    return uses
+
+
+@torch.no_grad()
+def layernorm_quiz(d_model, seed):
+    """Lesson 6's quiz on LayerNorm's output at one position t, each option tested on the layer:
+    unchanged when another position of the sentence changes, when another sentence shares the batch,
+    when the sentence is longer; still mean 0 and deviation 1 after gamma and beta."""
+    g = torch.Generator().manual_seed(seed)
+    ln = nn.LayerNorm(d_model)
+    ln.weight.copy_(torch.rand(d_model, generator=g) + 0.5)
+    ln.bias.copy_(torch.randn(d_model, generator=g))
+    x = torch.randn(2, 5, d_model, generator=g)
+    row = ln(x)[0, 2]  # position t = 2 of the first sentence
+    other_position, other_sentence = x.clone(), x.clone()
+    other_position[0, 4] += 10.0
+    other_sentence[1] = torch.randn(5, d_model, generator=g)
+    longer = torch.cat([x, torch.randn(2, 3, d_model, generator=g)], dim=1)
+    same = lambda y: bool(torch.equal(ln(y)[0, 2], row))  # noqa: E731
+    standard = abs(float(row.mean())) < 1e-3 and abs(float(row.std(unbiased=False)) - 1) < 1e-3
+    return [same(other_position), same(other_sentence), same(longer), standard]
+
+
 def causal_mask_demo(d_model, heads, seed):
     """The lesson's demo: batch 2, 5 tokens; changing the last token leaves outputs 0-3 equal."""
     g = torch.Generator().manual_seed(seed)
@@ -125,6 +162,8 @@ def measure(config: ModelConfig, seed=0):
         "embedding_rows": model.embedding.weight.shape[0],
         "embedding_matrices": len(embeddings),
         "embedding_scale": embedding_scale(model),
+        "embedding_uses": embedding_uses(model),
+        "layernorm_quiz": layernorm_quiz(c.d_model, seed),
         "logits_shape": list(logits.shape),
         "vocab": VOCAB,
         "layernorm_eps": norms[0].eps,

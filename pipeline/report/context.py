@@ -1,7 +1,11 @@
 """The numbers the report's templates write sentences around: computed here from saved metrics,
 never phrased here (pipeline/report/templates/ holds every sentence)."""
 
+import math
 import statistics
+from pathlib import Path
+
+import yaml
 
 from pipeline.report.claims import LESSON_TEST_SIZE, counts, load_claims
 from pipeline.study.confirmation import confirmation
@@ -15,9 +19,23 @@ SUMMARY = """
 """.split()
 
 
+LESSON_MAP = Path(__file__).with_name("lesson_map.yaml")
+
+
+def lesson_map(by_id):
+    """Every code listing of the lessons (lesson_map.yaml), each printed line beside our values."""
+    listings = yaml.safe_load(LESSON_MAP.read_text())
+    for listing in listings:
+        for printed in listing["prints"]:
+            judged = [by_id[c] for c in printed["claims"] if c in by_id]  # those this run judges
+            printed["ours"] = " · ".join(c.reproduced for c in judged)
+            printed["claims"] = [c.id for c in judged]
+    return listings
+
+
 def seed_values(m, key, seeds):
     values = [m[f"{key}_seed{s}"] for s in seeds]
-    return {"mean": statistics.fmean(values), "min": min(values), "max": max(values)}
+    return {"mean": statistics.fmean(values), "min": min(values), "max": max(values), "values": values}
 
 
 def greedy_gap(evaluate, seeds):
@@ -27,7 +45,9 @@ def greedy_gap(evaluate, seeds):
     pooled = (entries["l10-greedy-seq"] + entries["l10-length-10-seq"]) / 2
     se = (pooled * (1 - pooled) / (2 * LESSON_TEST_SIZE)) ** 0.5
     ours = seed_values(evaluate, "greedy_seq_acc", seeds)
+    spread = math.hypot(statistics.stdev(ours["values"]), se)  # one more seed, on the lesson's test size
     above = {"above_mean_se": (pooled - ours["mean"]) / se, "above_best_se": (pooled - ours["max"]) / se}
+    above["above_mean_sd"] = (pooled - ours["mean"]) / spread
     return {"pooled": pooled, "se": se, "right": round(pooled * 2 * LESSON_TEST_SIZE), **ours, **above}
 
 
@@ -90,6 +110,7 @@ def report_context(params, m, claims, environment):
         "by_id": by_id,
         "lesson": {e["id"]: e["expected"] for e in load_claims()},
         "summary": [by_id[i] for i in SUMMARY if i in by_id],
+        "lesson_map": lesson_map(by_id),
         "seeds": list(seeds),
         "test_size": params.data.test_size,
         "test_lengths": list(params.data.test_lengths),

@@ -2,6 +2,8 @@
 seeds' values, and the few quantities a claim states in a form of its own (`q.<name>`). Numbers
 only: the sentences are the templates'."""
 
+import statistics
+
 from pipeline.core import lesson
 from pipeline.core.recipe import loss_floor, smoothed_target
 from pipeline.tokens import VOCAB
@@ -78,6 +80,9 @@ def architecture_quantities(a):
         weights_without_t=lambda: len(set(a["paper_width_params_by_length"])) == 1,
         params_by_heads=lambda: by_heads("attention_params_heads_1_to_32", lambda v: f"{v} for every h"),
         mults_by_heads=lambda: by_heads("attention_mults_heads_1_to_32", lambda v: "the same for every h"),
+        ln_quiz=lambda: ", ".join(str(option).lower() for option in a["layernorm_quiz"]),
+        layer_boxes=lambda: f"{a['boxes_per_layer_pair']} in one encoder and one decoder layer",
+        other_boxes=lambda: LESSON_BOXES - a["sublayers_mixing_positions"],
     )
 
 
@@ -91,7 +96,10 @@ def probe_quantities(p):
         ),  # a range
         ln_out=lambda: f"{span(rows_of(p, 'out_mean'))}, {span(rows_of(p, 'out_std'))}",
         ln_affine=lambda: f"{span(rows_of(p, 'affine_mean'))}, {span(rows_of(p, 'affine_std'))}",
-        orders=lambda: f"{p['residual_without_sum_orders_of_magnitude']:.2f} orders",
+        orders=lambda: (
+            f"{p['residual_without_sum_orders_of_magnitude']:.2f} orders from 1 to 12 layers; "
+            f"{p['residual_sum_gap_orders_of_magnitude']:.2f} with against without the sum at 12"
+        ),
         with_sum_range=lambda: f"{p['residual_with_sum_min']:.2f} to {p['residual_with_sum_max']:.2f}",
     )
 
@@ -102,8 +110,9 @@ def training_quantities(t, seeds, label_smoothing):
     shares = {"smoothed_correct": correct, "smoothed_other": other}
     shares |= {"floor_correct": correct_share, "floor_others": others_share}
 
-    def gap():  # the lesson's gap is at its last step, 1,200
-        return {"values": [t[f"loss_step_1200_seed{s}"] - floor for s in seeds], "items": None}
+    def gap():  # the lesson's gap is at its last step, 1,200; judged on the loss's scale, not the gap's
+        losses = [t[f"loss_step_1200_seed{s}"] for s in seeds]
+        return {"values": [x - floor for x in losses], "items": None, "level": statistics.fmean(losses)}
 
     return {f"q.{k}": v for k, v in shares.items()} | lazily(gap=gap)
 
@@ -131,6 +140,42 @@ def norm_quantities(n, seeds):
     return {"norm": {**n, "diffs": diffs}}
 
 
+LESSON_BOXES = 15  # lesson 6: «tres de las quince cajas», the diagram's boxes
+# Gemma 2 2B as published (Gemma Team, 2024, "Gemma 2", table 1; its config.json): the lesson's «dos
+# mil seiscientos millones» counted from the shapes, a gated FFN and grouped keys and values
+GEMMA_2B = {"vocab": 256_000, "d_model": 2304, "layers": 26, "heads": 8, "kv_heads": 4, "head": 256}
+GEMMA_2B_FFN = 9216  # each of the gate's and the up projection's widths (18,432 together)
+
+
+def gemma_parameters(c=GEMMA_2B, ffn=GEMMA_2B_FFN):
+    attention = c["d_model"] * c["head"] * (2 * c["heads"] + 2 * c["kv_heads"])  # W^Q, W^O; W^K, W^V
+    layer = attention + 3 * c["d_model"] * ffn + 4 * c["d_model"]  # 4 RMSNorm scales a layer
+    return c["vocab"] * c["d_model"] + c["layers"] * layer + c["d_model"]  # tied embedding, final norm
+
+
+def positionless_failure(search, test_lengths, trained, bar):
+    """The search's model with no position vectors trained on the lesson's length alone: each seed's
+    exact sequences at the lesson's other lengths, against the bar's accuracy."""
+    row = next((r for r in search["rows"] if r["name"] == POSITIONLESS_ROW), None)
+    if row is None:
+        raise KeyError(f"the search's row {POSITIONLESS_ROW}")
+    lengths = [n for n in test_lengths if n != trained]
+    by_length = {n: [row["accuracy"][str(s)][str(n)] for s in row["seeds"]] for n in lengths}
+    return {"by_length": by_length, "bar": bar.accuracy}
+
+
+POSITIONLESS_ROW = "bos_fixed_confirm"
+
+
+def configuration(params):
+    m, t = params.model, params.train
+    return {
+        "lesson_config": f"d_model {m.d_model}, {m.heads} heads, {m.layers} layers each side, d_ff {m.d_ff}, "
+        f"dropout {m.dropout}",
+        "adam_betas": str(tuple(t.betas)),
+    }
+
+
 def quantities(params, m, benchmark):
     """Every quantity a claim reads, from the stages' metrics (`m`: {stage: its summary.json, and
     "example"}) and the benchmark's."""
@@ -142,6 +187,13 @@ def quantities(params, m, benchmark):
         **evaluation_quantities(m["evaluate"], m.get("example"), seeds),
         **norm_quantities(m["norm"], seeds[: params.norm.count]),
         "q.chance_of_a_zero": 1 - 0.9**10,
+        "q.gemma_parameters": gemma_parameters(),
+        **{f"q.{k}": v for k, v in configuration(params).items()},
+        **lazily(
+            positionless=lambda: positionless_failure(
+                m["search"], params.data.test_lengths, max(params.data.train_lengths), params.study.bar
+            )
+        ),
     }
     if "train_step_ms_ours" in benchmark:
         ms = benchmark["train_step_ms_ours"]

@@ -51,12 +51,12 @@ def main():
     for page, text in pages.items():
         files.write_text(args.reports / page, text)
     tally = counts(claims)
-    shown = ("measured", "measured_pass", "measured_undecided", "fail", "lesson_errors")  # the headline's
+    shown = ("falsifiable", "measured_pass", "measured_undecided", "fail", "lesson_errors")  # the headline's
     files.write_json(args.metrics / "report.json", {f"claims_{k}": tally[k] for k in shown})
     runlog.record_run("report", time.perf_counter() - start)
     failed = [c.id for c in claims if c.status == "fail"]
     print(
-        f"report: {tally['measured_pass']} of {tally['measured']} measured claims hold, "
+        f"report: {tally['measured_pass']} of {tally['falsifiable']} falsifiable claims hold, "
         f"{tally['measured_undecided']} cannot discriminate; fail: {', '.join(failed) or 'none'}; "
         + ", ".join(str(args.reports / page) for page in pages)
     )
