@@ -1,6 +1,6 @@
-"""reports/README.md, its Spanish edition reports/README.es.md and reports/APPENDIX.md, rendered from
+"""reports/README.md and APPENDIX.md and their Spanish editions README.es.md and APPENDIX.es.md, from
 templates/*.md.j2: the templates write the sentences, pipeline/report/context.py gives them the numbers,
-words.yaml the few words Python puts into them, per language. The same inputs give the same bytes."""
+words.yaml the words Python and the YAML files put into them, per language. Same inputs, same bytes."""
 
 import re
 from pathlib import Path
@@ -13,7 +13,7 @@ from pipeline.report.markdown import cell, quoted, wrap_markdown
 
 TEMPLATES = Path(__file__).parent / "templates"
 WORDS = Path(__file__).with_name("words.yaml")
-PAGES = {"README.md": "en", "README.es.md": "es", "APPENDIX.md": "en"}  # each page and its language
+PAGES = {"README.md": "en", "README.es.md": "es", "APPENDIX.md": "en", "APPENDIX.es.md": "es"}  # language
 
 
 def pct(value, digits=1):
@@ -28,13 +28,14 @@ def verdict(context, claim):
 
 
 @jinja2.pass_context
-def stated(context, claim):
-    """What a claim states, in the page's language: words.yaml's text where the language has its own
-    (then one missing is an error, not English in a Spanish page), else claims.yaml's English."""
-    texts = context["words"].get("claims", {claim.id: claim.claim})
-    if claim.id not in texts:
-        raise DataError(f"{WORDS.name}: no text for claim {claim.id}, which {context.name} shows")
-    return texts[claim.id]
+def stated(context, english, table, key):
+    """English from claims.yaml or search.yaml (a claim's text, a note's reason, why a search row was
+    tried) in the page's language: words.yaml's `table` text for `key` where the language has that
+    table (then one missing is an error, not English in a Spanish page), else the English."""
+    texts = context["words"].get(table, {key: english})
+    if key not in texts:
+        raise DataError(f"{WORDS.name}: no {table} text for {key}, which {context.name} shows")
+    return texts[key]
 
 
 @jinja2.pass_context

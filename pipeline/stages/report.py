@@ -1,5 +1,5 @@
-"""Stage `report`: figures, the claims table, reports/README.md, its Spanish edition README.es.md and
-reports/APPENDIX.md, from saved metrics only.
+"""Stage `report`: figures, the claims table, reports/README.md and reports/APPENDIX.md with their
+Spanish editions README.es.md and APPENDIX.es.md, from saved metrics only.
 
     python -m pipeline.stages.report --metrics metrics --reports reports
 
