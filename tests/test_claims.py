@@ -18,10 +18,9 @@ from pipeline.report.claims import (
     evaluate,
     judge,
     load_claims,
-    prediction_band,
-    t_975,
 )
 from pipeline.report.quantities import Measured
+from pipeline.report.rules import prediction_band, t_975
 from pipeline.tools.sort import parse_digits
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -201,7 +200,9 @@ def lesson_listings(lesson, text):
     lines = text.splitlines()
     if lesson == 10:
         return [lines[i + 1] for i, line in enumerate(lines) if line == "python"]
-    cells = [next(x for x in lines[i + 1 :] if x.strip()) for i, x in enumerate(lines) if x == "import numpy as np"]
+    cells = [
+        next(x for x in lines[i + 1 :] if x.strip()) for i, x in enumerate(lines) if x == "import numpy as np"
+    ]
     exercises = [x for x in lines if x.startswith("Monta el bloque")]
     assert len(exercises) == text.count("This challenge")  # one setting line per challenge
     return cells + exercises

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from pipeline.report.claims import LESSON_TEST_SIZE, counts, load_claims
+from pipeline.report.claims import counts, load_claims
+from pipeline.report.rules import LESSON_TEST_SIZE, t_975
 from pipeline.study.confirmation import confirmation
 from pipeline.study.ranking import bar_key, best_variant, recorded_bar
 
@@ -45,9 +46,11 @@ def greedy_gap(evaluate, seeds):
     pooled = (entries["l10-greedy-seq"] + entries["l10-length-10-seq"]) / 2
     se = (pooled * (1 - pooled) / (2 * LESSON_TEST_SIZE)) ** 0.5
     ours = seed_values(evaluate, "greedy_seq_acc", seeds)
-    spread = math.hypot(statistics.stdev(ours["values"]), se)  # one more seed, on the lesson's test size
+    n = len(seeds)  # one more run, as the trained claims' prediction interval has it, on the lesson's test
+    spread = math.hypot(statistics.stdev(ours["values"]) * math.sqrt(1 + 1 / n), se)
     above = {"above_mean_se": (pooled - ours["mean"]) / se, "above_best_se": (pooled - ours["max"]) / se}
-    above["above_mean_sd"] = (pooled - ours["mean"]) / spread
+    z = (pooled - ours["mean"]) / spread
+    above |= {"above_mean_sd": z, "one_in": 1 / (1 - statistics.NormalDist().cdf(z)), "t": t_975(n)}
     return {"pooled": pooled, "se": se, "right": round(pooled * 2 * LESSON_TEST_SIZE), **ours, **above}
 
 

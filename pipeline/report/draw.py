@@ -5,6 +5,7 @@ from pathlib import Path
 from pipeline.report import figures, study_figures
 from pipeline.report.benchmark_figure import plot_benchmark
 from pipeline.report.claims import load_claims
+from pipeline.report.ladder_figure import plot_ladder
 from pipeline.report.seed_figure import plot_seed_distributions
 from pipeline.study.confirmation import confirmation
 
@@ -39,6 +40,10 @@ def draw_figures(params, m, claims, losses, out, metrics_dir):
     study_figures.plot_study_attention(diagnosis, out / "study_attention.png")
     study_figures.plot_study_counting(diagnosis, out / "study_counting.png")
     chosen, bar = confirmation(params, m["search"]["rows"]), m["study_meta"]["bar"]
+    confirm_seeds = params.study.search_seeds.confirm
+    plot_ladder(
+        study / "per_seed.csv", m["study_meta"], m["search"]["rows"], confirm_seeds, bar, out / "ladder.png"
+    )
     if chosen["variant"]:  # the search's choice, judged on the held-out seeds
         seeds_figure = out / "study_seeds.png"
         study_figures.plot_study_seeds(

@@ -5,7 +5,7 @@ at every length 1-40; a rung the results lack is left out, never drawn empty."""
 import numpy as np
 
 from pipeline.report.inputs import read_rows
-from pipeline.report.style import legend_centred, plt, save
+from pipeline.report.style import plt, save
 
 # (where, name, what the rung is): down the ladder, one change at a time
 RUNGS = (
@@ -38,8 +38,10 @@ def rung_data(where, name, per_seed, meta, rows, confirm_seeds):
                 by_seed.setdefault(int(r["seed"]), {})[int(r["length"])] = float(r["seq_acc"])
         variant = meta["variants"].get(name)
         return (by_seed, variant["train_lengths"], name) if by_seed and variant else None
-    row = repeats_row(rows, confirm_seeds) if name == "repeats" else next(
-        (r for r in rows if r["name"] == name), None
+    row = (
+        repeats_row(rows, confirm_seeds)
+        if name == "repeats"
+        else next((r for r in rows if r["name"] == name), None)
     )
     if row is None:
         return None
@@ -47,16 +49,28 @@ def rung_data(where, name, per_seed, meta, rows, confirm_seeds):
     return by_seed, row["recipe"]["train_lengths"], row["name"]
 
 
-def reach(mean, lengths, bar):
-    """The longest length up to which every length sorts at the bar (mean over seeds), 0 if none."""
-    below = [n for n, m in zip(lengths, mean, strict=True) if m < 100 * bar]
-    return (below[0] - 1) if below else lengths[-1]
+def at_the_bar(mean, lengths, bar):
+    """The lengths whose mean over seeds reaches the bar, as runs ("1-12, 14"), or "none"."""
+    runs = []
+    for n, m in zip(lengths, mean, strict=True):
+        if m >= 100 * bar:
+            if runs and runs[-1][1] == n - 1:
+                runs[-1][1] = n
+            else:
+                runs.append([n, n])
+    return ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs) or "none"
 
 
 def plot_ladder(per_seed_path, meta, rows, confirm_seeds, bar, path):
     per_seed = read_rows(per_seed_path)
-    rungs = [(label, d) for where, name, label in RUNGS if (d := rung_data(where, name, per_seed, meta, rows, confirm_seeds))]
-    fig, axes = plt.subplots(len(rungs), 1, figsize=(9.5, 1.25 * len(rungs) + 0.9), sharex=True, squeeze=False)
+    rungs = [
+        (label, d)
+        for where, name, label in RUNGS
+        if (d := rung_data(where, name, per_seed, meta, rows, confirm_seeds))
+    ]
+    fig, axes = plt.subplots(
+        len(rungs), 1, figsize=(9.5, 1.25 * len(rungs) + 0.9), sharex=True, squeeze=False
+    )
     for ax, (label, (by_seed, trained, name)) in zip(axes[:, 0], rungs, strict=True):
         lengths = sorted(set.intersection(*(set(by) for by in by_seed.values())))
         points = np.array([[by[n] for n in lengths] for by in by_seed.values()]) * 100  # (seeds, lengths)
@@ -67,9 +81,9 @@ def plot_ladder(per_seed_path, meta, rows, confirm_seeds, bar, path):
         mean = points.mean(axis=0)
         ax.plot(lengths, mean, "-", color="black", lw=1.1)
         ax.axhline(100 * bar["accuracy"], color="cb:red", ls="--", lw=0.9)
-        n = reach(mean, lengths, bar["accuracy"])
-        seeds = f"{len(by_seed)} seed{'s' if len(by_seed) > 1 else ''}"
-        ax.set_title(f"{label}  [{name}; {seeds}; at the bar up to length {n}]", loc="left", fontsize=8.5)
+        seeds = "not trained" if not trained else f"{len(by_seed)} seed{'s' if len(by_seed) > 1 else ''}"
+        at = at_the_bar(mean, lengths, bar["accuracy"])
+        ax.set_title(f"{label}  [{name}; {seeds}; at the bar: {at}]", loc="left", fontsize=8.5)
         ax.set(ylim=(-5, 105), yticks=(0, 50, 100), xlim=(0.3, max(lengths) + 0.7))
     axes[-1, 0].set_xlabel("input length (digits)")
     fig.supxlabel(" ")  # room for the legend under the last axis
@@ -84,6 +98,3 @@ def plot_ladder(per_seed_path, meta, rows, confirm_seeds, bar, path):
     fig.suptitle("Sorting ten digits, not sorting: what each change buys, length by length", fontsize=11)
     fig.tight_layout(h_pad=0.4)
     save(fig, path)
-
-
-__all__ = ["plot_ladder", "legend_centred"]
