@@ -47,10 +47,12 @@ def greedy_gap(evaluate, seeds):
     se = (pooled * (1 - pooled) / (2 * LESSON_TEST_SIZE)) ** 0.5
     ours = seed_values(evaluate, "greedy_seq_acc", seeds)
     n = len(seeds)  # one more run, as the trained claims' prediction interval has it, on the lesson's test
-    spread = math.hypot(statistics.stdev(ours["values"]) * math.sqrt(1 + 1 / n), se)
+    sd = statistics.stdev(ours["values"]) if n > 1 else 0.0
+    spread = math.hypot(sd * math.sqrt(1 + 1 / n), se)
     above = {"above_mean_se": (pooled - ours["mean"]) / se, "above_best_se": (pooled - ours["max"]) / se}
     z = (pooled - ours["mean"]) / spread
-    above |= {"above_mean_sd": z, "one_in": 1 / (1 - statistics.NormalDist().cdf(z)), "t": t_975(n)}
+    tail = 0.5 * math.erfc(z / math.sqrt(2))  # a run at least this good, were runs normal
+    above |= {"above_mean_sd": z, "one_in": 1 / tail if tail > 1e-3 else None, "t": t_975(n)}
     return {"pooled": pooled, "se": se, "right": round(pooled * 2 * LESSON_TEST_SIZE), **ours, **above}
 
 
