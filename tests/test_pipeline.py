@@ -52,9 +52,15 @@ def test_dvc_repro_writes_the_metrics(reproduced_clone):
 def test_report_renders_the_claims_and_figures(reproduced_clone):
     repo, _ = reproduced_clone
     header = (repo / "reports/claims.csv").read_text().splitlines()[0]
-    assert header == "id,source,claim,expected,reproduced,tolerance,status,kind,seeds,words"
+    assert (
+        header
+        == "id,source,claim,expected,reproduced,tolerance,status,kind,seeds,words,undecided,lesson_error"
+    )
     readme, appendix = ((repo / f"reports/{page}").read_text() for page in ("README.md", "APPENDIX.md"))
-    assert readme.startswith("# Replication report") and "measured claims hold" in readme.splitlines()[4]
+    assert (
+        readme.startswith("# Replication report")
+        and "claims that data could falsify hold" in readme.splitlines()[4]
+    )
     assert (
         "| l10-params | structural | Transformer parameters | «parámetros: 59,744» | 59744 | 59744 |"
         in appendix
