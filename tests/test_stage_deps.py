@@ -98,6 +98,22 @@ def test_everything_the_report_reads_is_a_stages_output():
     assert read and all(produced(d, outs) for d in read), [d for d in read if not produced(d, outs)]
 
 
+def test_every_parameter_the_report_names_is_among_its_params():
+    """The report's code and templates read params.<section>.<key> directly (a key reached through a
+    variable, `m = params.model; m.d_model`, is not seen: its section is declared whole here)."""
+    report = yaml.safe_load(TEXT)["stages"]["report"]
+    declared = report["params"]
+    sources = [*(ROOT / "pipeline/report").rglob("*.py"), *(ROOT / "pipeline/report/templates").glob("*.j2")]
+    read = {
+        ".".join(filter(None, m.groups()))
+        for path in sources
+        for m in re.finditer(r"\bparams\.([a-z_]+)(?:\.([a-z_]+))?", path.read_text())
+        if m.group(1) != "yaml"  # "params.yaml", the file
+    }
+    missing = sorted(k for k in read if not any(k == d or k.startswith(f"{d}.") for d in declared))
+    assert read and not missing, f"the report reads {missing}, which its params in dvc.yaml leave out"
+
+
 def test_no_variant_stage_depends_on_the_lessons_model_or_training():
     params = yaml.safe_load(TEXT)["stages"]["variant"]["do"]["params"]
     assert params and not [p for p in params if str(p).split(".")[0] in ("model", "train", "data")]
