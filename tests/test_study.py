@@ -144,7 +144,7 @@ def test_summary_and_bar():
     per_seed = {0: seed, 3: {**seed, "length_17_seq_acc": 0.95}}
     out = summarise(per_seed, range(1, 23), BAR)
     assert out["length_17_seq_acc_seed3"] == 0.95 and out["length_17_seq_acc_seed0"] == 0.9983
-    assert out["worst_length_1_20"] == 17 and not out["meets_bar"] and out["bar_up_to_length"] == 16
+    assert out["bar_worst_length"] == 17 and not out["meets_bar"] and out["bar_up_to_length"] == 16
     assert out["length_17_seq_acc"] == pytest.approx((0.9983 + 0.95) / 2)
     assert out["mean_seq_acc_21_22"] == pytest.approx(1 - 0.00215)
     five = {s: seed for s in range(BAR.min_seeds)}

@@ -66,7 +66,7 @@ def cross_attention_share(diagnosis, trained):
 def study_context(study, meta, diagnosis):
     bar = recorded_bar(meta["bar"])
     names = [v for v in meta["variants"] if v not in ("pipeline", "handset")]  # the trained variants
-    lowest = bar_key(bar, "min_seq_acc")
+    lowest = bar_key("min_seq_acc")
     best = best_variant(study, names, bar) if names else None
     rows = {}
     for v in meta["variants"]:
@@ -80,8 +80,8 @@ def study_context(study, meta, diagnosis):
             **meta["variants"][v],
             "reach": study[f"{v}_bar_up_to_length"],
             "lowest": study[f"{v}_{lowest}"],
-            "worst_length": study[f"{v}_{bar_key(bar, 'worst_length')}"],
-            "seed_floor": study[f"{v}_{bar_key(bar, 'min_seed_seq_acc')}"],
+            "worst_length": study[f"{v}_{bar_key('worst_length')}"],
+            "seed_floor": study[f"{v}_{bar_key('min_seed_seq_acc')}"],
             "meets": study[f"{v}_meets_bar"],
             "by_length": {n: study[f"{v}_length_{n}_seq_acc"] for n in sorted(tested)},
             "diagnosis": diagnosis["variants"].get(v, {}),

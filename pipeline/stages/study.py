@@ -33,7 +33,7 @@ def main():
         f"study: exact-sequence accuracy, mean over seeds (lengths {low}-{high}; the bar is "
         f">= {100 * bar.accuracy:g} % at each)"
     )
-    lowest = bar_key(bar, "min_seq_acc")
+    lowest = bar_key("min_seq_acc")
     for v in ["pipeline", *params.study.variants]:
         row = " ".join(
             f"{100 * metrics[f'{v}_length_{n}_seq_acc']:.0f}"

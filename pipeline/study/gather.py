@@ -83,9 +83,9 @@ def summarise(per_seed, lengths, bar):
     tested = [n for n in lengths if f"length_{n}_seq_acc" in out]
     within = bar_lengths(bar)
     worst = min((n for n in tested if n in within), key=lambda n: out[f"length_{n}_seq_acc"])
-    lowest, floor = bar_key(bar, "min_seq_acc"), bar_key(bar, "min_seed_seq_acc")
+    lowest, floor = bar_key("min_seq_acc"), bar_key("min_seed_seq_acc")
     out[lowest] = out[f"length_{worst}_seq_acc"]
-    out[bar_key(bar, "worst_length")] = worst
+    out[bar_key("worst_length")] = worst
     in_bar = {f"length_{n}_seq_acc" for n in within}
     seed_values = [v for k, v in out.items() if "_seed" in k and k.split("_seed")[0] in in_bar]
     out[floor] = min(seed_values, default=0.0)  # the bar's floor for any one seed
@@ -204,7 +204,7 @@ def run_study(params: Params, models_dir, train_path, variants_dir, workers=None
 
 def headline(metrics, variants, bar):
     """What `dvc exp show` compares: the best variant, how far it reaches, the bar, the lesson's model."""
-    best, lowest = best_variant(metrics, variants, bar), bar_key(bar, "min_seq_acc")
+    best, lowest = best_variant(metrics, variants, bar), bar_key("min_seq_acc")
     return {
         "best_variant": best,
         f"best_{lowest}": metrics[f"{best}_{lowest}"],

@@ -5,10 +5,10 @@ flat metrics and study.bar."""
 from pipeline.core.params import BarParams
 
 
-def bar_key(bar, name):
-    """A metric's name for the bar's lengths: ("min_seq_acc", lengths 1-20) -> "min_seq_acc_1_20"."""
-    low, high = bar.lengths
-    return f"{name}_{low}_{high}"
+def bar_key(name):
+    """A metric over the bar's lengths, named without them ("min_seq_acc" -> "bar_min_seq_acc"), so that
+    `dvc exp show` keeps one column for it when study.bar changes."""
+    return f"bar_{name}"
 
 
 def bar_lengths(bar):
@@ -19,7 +19,7 @@ def bar_lengths(bar):
 def standing(metrics, variant, bar):
     """The key to rank by: the lengths the variant sorts at the bar, then its worst accuracy on the
     bar's lengths."""
-    return metrics[f"{variant}_bar_up_to_length"], metrics[f"{variant}_{bar_key(bar, 'min_seq_acc')}"]
+    return metrics[f"{variant}_bar_up_to_length"], metrics[f"{variant}_{bar_key('min_seq_acc')}"]
 
 
 def best_variant(metrics, variants, bar):

@@ -148,7 +148,7 @@ def row_result(row, recipe, seeds, bar, trained):
         "reach": summary["bar_up_to_length"],
         "acc_20": summary.get("length_20_seq_acc"),
         "acc_40": summary.get("length_40_seq_acc"),
-        "min_seed": summary[bar_key(bar, "min_seed_seq_acc")],
+        "min_seed": summary[bar_key("min_seed_seq_acc")],
         "meets_bar": summary["meets_bar"],
         "accuracy": by_length(accuracy),
     }
