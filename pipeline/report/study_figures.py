@@ -172,6 +172,8 @@ def plot_study_counting(diagnosis_path, path, length="20"):
     diag = read_json(diagnosis_path)
     panels = {"pipeline (models/)": diag["lengths"], **diag.get("variants", {})}
     fig, (mass_ax, count_ax) = plt.subplots(1, 2, figsize=(12, 4.2))
+    by_repeats = {name: d.get(length, {}).get("seq_acc_by_repeats", {}) for name, d in panels.items()}
+    shown = [k for k in COUNTS if any(c.get(k) is not None for c in by_repeats.values())]  # inputs there
     for i, (name, d) in enumerate(panels.items()):
         lengths = sorted(int(n) for n in d if d[n].get("attention_mass"))
         if lengths:
@@ -186,13 +188,13 @@ def plot_study_counting(diagnosis_path, path, length="20"):
             mass_ax.plot(
                 lengths, masses[widest], fmt, color=cycle_color(i), label=f"{name}: {widest}", **look
             )
-        counts = d.get(length, {}).get("seq_acc_by_repeats", {})
-        bars = [100 * counts[k] if counts.get(k) is not None else np.nan for k in COUNTS]
+        counts = by_repeats[name]
+        bars = [100 * counts[k] if counts.get(k) is not None else np.nan for k in shown]
         grouped_bar(count_ax, i, len(panels), bars, color=cycle_color(i), label=name)
     mass_ax.set_title("The attention that sums most: total weight per query")
     mass_ax.set(xlabel="input length (digits)", ylabel="sum of weights per query (1 = an average)")
     legend_centred(mass_ax, -0.18, ncol=2)
-    count_ax.set_xticks(range(len(COUNTS)), COUNTS)
+    count_ax.set_xticks(range(len(shown)), shown)
     count_ax.set(title=f"Exact sequences at length {length} by the largest count of one digit", ylim=(0, 105))
     count_ax.set(xlabel="copies of the most frequent digit in the input", ylabel="sorted exactly (%)")
     legend_centred(count_ax, -0.18, ncol=2)
