@@ -190,14 +190,20 @@ def plot_study_counting(diagnosis_path, path, length="20"):
             )
         counts = by_repeats[name]
         bars = [100 * counts[k] if counts.get(k) is not None else np.nan for k in shown]
-        grouped_bar(count_ax, i, len(panels), bars, color=cycle_color(i), label=name)
+        if shown:  # a study that tests no input of that length has no bars to draw
+            grouped_bar(count_ax, i, len(panels), bars, color=cycle_color(i), label=name)
     mass_ax.set_title("The attention that sums most: total weight per query")
     mass_ax.set(xlabel="input length (digits)", ylabel="sum of weights per query (1 = an average)")
     legend_centred(mass_ax, -0.18, ncol=2)
     count_ax.set_xticks(range(len(shown)), shown)
+    if not shown:
+        count_ax.text(
+            0.5, 0.5, f"no input of length {length} tested", transform=count_ax.transAxes, ha="center"
+        )
     count_ax.set(title=f"Exact sequences at length {length} by the largest count of one digit", ylim=(0, 105))
     count_ax.set(xlabel="copies of the most frequent digit in the input", ylabel="sorted exactly (%)")
-    legend_centred(count_ax, -0.18, ncol=2)
+    if shown:
+        legend_centred(count_ax, -0.18, ncol=2)
     fig.suptitle("How the study's models count (mean over seeds)", fontsize=11)
     save(fig, path)
 
