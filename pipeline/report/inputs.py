@@ -27,6 +27,20 @@ def read_numbers(path):
     return [{k: float(v) for k, v in row.items()} for row in read_rows(path)]
 
 
+def variant_accuracy(per_seed_rows, variant):
+    """{seed: {length: exact sequences}} of one study variant, from the study's per_seed.csv rows."""
+    by_seed = {}
+    for r in per_seed_rows:
+        if r["variant"] == variant:
+            by_seed.setdefault(int(r["seed"]), {})[int(r["length"])] = float(r["seq_acc"])
+    return by_seed
+
+
+def row_accuracy(row):
+    """{seed: {length: exact sequences}} of one search row (its JSON keys are strings)."""
+    return {int(s): {int(n): a for n, a in by.items()} for s, by in row["accuracy"].items()}
+
+
 def read_losses(log_dir, seeds):
     """Every seed's logged training loss, step by step (the loop's TSV: step, loss)."""
     logs = [Path(log_dir) / f"seed_{s}/plots/metrics/loss.tsv" for s in seeds]

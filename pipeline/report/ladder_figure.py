@@ -4,13 +4,14 @@ at every length 1-40; a rung the results lack is left out, never drawn empty."""
 
 import numpy as np
 
-from pipeline.report.inputs import read_rows
+from pipeline.report.inputs import read_rows, row_accuracy, variant_accuracy
+from pipeline.report.quantities import POSITIONLESS_ROW
 from pipeline.report.style import plt, save
 
 # (where, name, what the rung is): down the ladder, one change at a time
 RUNGS = (
     ("study", "pipeline", "the lesson's model: the paper's sinusoids, trained on length 10"),
-    ("search", "bos_fixed_confirm", "no position vectors at all (BOS opens the source), trained on 10"),
+    ("search", POSITIONLESS_ROW, "no position vectors at all (BOS opens the source), trained on 10"),
     ("search", "sinusoidal_mixed_confirm", "the paper's sinusoids, trained on the mixed lengths 1-10"),
     ("study", "bos_mixed", "no position vectors, mixed lengths 1-10"),
     ("study", "bos_mixed_sums", "... and attention that sums (sigmoid gates), 12,000 steps"),
@@ -32,10 +33,7 @@ def repeats_row(rows, confirm_seeds):
 def rung_data(where, name, per_seed, meta, rows, confirm_seeds):
     """({seed: {length: accuracy}}, trained lengths, the row's name) of one rung, or None."""
     if where == "study":
-        by_seed = {}
-        for r in per_seed:
-            if r["variant"] == name:
-                by_seed.setdefault(int(r["seed"]), {})[int(r["length"])] = float(r["seq_acc"])
+        by_seed = variant_accuracy(per_seed, name)
         variant = meta["variants"].get(name)
         return (by_seed, variant["train_lengths"], name) if by_seed and variant else None
     row = (
@@ -45,8 +43,7 @@ def rung_data(where, name, per_seed, meta, rows, confirm_seeds):
     )
     if row is None:
         return None
-    by_seed = {int(s): {int(n): a for n, a in by.items()} for s, by in row["accuracy"].items()}
-    return by_seed, row["recipe"]["train_lengths"], row["name"]
+    return row_accuracy(row), row["recipe"]["train_lengths"], row["name"]
 
 
 def at_the_bar(mean, lengths, bar):

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from pipeline.report.inputs import read_json, read_rows
+from pipeline.report.inputs import read_json, read_rows, row_accuracy, variant_accuracy
 from pipeline.report.style import cycle_color, grouped_bar, legend_centred, plt, save
 
 FAILURES = [  # how an output goes wrong, then the lesson's habit guesses
@@ -211,13 +211,10 @@ def plot_study_counting(diagnosis_path, path, length="20"):
 def plot_study_seeds(per_seed_path, variant, confirmation, bar, path):
     """The chosen variant, each seed a point at every length: the confirmation seeds the search chose
     it on beside the held-out seeds the study judges it on; lines are each set's mean."""
-    held = {}
-    for r in read_rows(per_seed_path):
-        if r["variant"] == variant:
-            held.setdefault(int(r["seed"]), {})[int(r["length"])] = float(r["seq_acc"])
+    held = variant_accuracy(read_rows(per_seed_path), variant)
     sets = [("held-out", held, "cb:blue", "o", 0.15)]
     if confirmation:
-        chosen = {int(s): {int(n): a for n, a in by.items()} for s, by in confirmation["accuracy"].items()}
+        chosen = row_accuracy(confirmation)
         sets.insert(0, ("confirmation (the search's choice)", chosen, "cb:orange", "x", -0.15))
     low, high = bar["lengths"]
     zoom = f"Zoom: lengths {low}-{high}; a seed under {ZOOM_FLOOR} % on the floor"
