@@ -1,6 +1,5 @@
 """The length study's positional and attention schemes: masks, caches, invariances, each scheme's shape."""
 
-import dataclasses
 import math
 
 import numpy as np
@@ -13,6 +12,7 @@ from pipeline.core.decoding import beam_search, greedy, greedy_cached, seed_test
 from pipeline.core.loss import smoothed_loss
 from pipeline.core.training import train_model
 from pipeline.infra.errors import ConfigError
+from pipeline.infra.rules import as_dict, parse
 from pipeline.model.attention import WEIGHTS, visible_keys
 from pipeline.model.config import ModelConfig
 from pipeline.model.hooks import attention_weights
@@ -267,13 +267,15 @@ def test_attention_parameter_takes_one_name_or_one_per_kind():
     assert attention_kinds("sigmoid") == ("sigmoid",) * 3
     assert attention_kinds("softmax/sigmoid/sigmoid") == ("softmax", "sigmoid", "sigmoid")
     assert model_config().attention == "softmax"
-    rule = dataclasses.fields(ModelConfig)[
-        [f.name for f in dataclasses.fields(ModelConfig)].index("attention")
-    ]
-    assert rule.metadata["rule"]("model.attention", "sigmoid/sigmoid/sigmoid") == "sigmoid"
+    fields = as_dict(model_config())
+
+    def attention(value):
+        return parse(ModelConfig, {**fields, "attention": value}, "model").attention
+
+    assert attention("sigmoid/sigmoid/sigmoid") == "sigmoid"
     for bad in ("sigmoid/softmax", "softmax/sigmoid/relu", "", 3):
         with pytest.raises(ConfigError, match="model.attention"):
-            rule.metadata["rule"]("model.attention", bad)
+            attention(bad)
 
 
 # ------------------------------------------------------------------------ each scheme

@@ -8,7 +8,7 @@ import torch
 
 from pipeline.infra import files
 from pipeline.infra.errors import ConfigError, DataError
-from pipeline.infra.rules import as_dict, parse_section
+from pipeline.infra.rules import as_dict, parse
 from pipeline.model.config import ModelConfig, check_config, longest_source
 from pipeline.model.transformer import Transformer
 from pipeline.tokens import VOCAB
@@ -39,7 +39,7 @@ def load_checkpoint(path, device="cpu"):
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise DataError(f"{path} is not a checkpoint of this project (format {FORMAT})")
     try:
-        config = parse_section(ModelConfig, payload["model"], f"{path}: model")
+        config = parse(ModelConfig, payload["model"], f"{path}: model")
         check_config(f"{path}: model", config)
     except ConfigError as err:
         raise DataError(str(err)) from None

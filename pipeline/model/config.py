@@ -1,27 +1,25 @@
 """The model's configuration: the fields of `model:` in params.yaml, each with the rule that checks
 it, the names and their rules taken from pipeline/model/options.py (torch-free)."""
 
-from dataclasses import dataclass
-
 from pipeline.infra.errors import ConfigError
-from pipeline.infra.rules import ANY_FLOAT, POSITIVE_INT, float_in, one_of, per_kind, required
+from pipeline.infra.rules import ANY_FLOAT, POSITIVE_INT, float_in, one_of, per_kind, section
 from pipeline.model.options import KINDS, POSITIONS, WEIGHTINGS, attention_kinds
 
 
-@dataclass(frozen=True)
+@section
 class ModelConfig:
     """The encoder-decoder of lesson 10 (paper section 3) and the length study's schemes."""
 
-    d_model: int = required(POSITIVE_INT)
-    heads: int = required(POSITIVE_INT)
-    layers: int = required(POSITIVE_INT)  # encoder and decoder layers each
-    d_ff: int = required(POSITIVE_INT)
-    dropout: float = required(float_in(0.0, 1.0))
-    norm: str = required(one_of("post", "pre"))
-    positions: str = required(one_of(*POSITIONS))
-    attention: str = required(per_kind(WEIGHTINGS, KINDS))  # one name, or one per kind
-    sigmoid_bias: float = required(ANY_FLOAT)  # sigmoid attention's learned b_h at the start
-    max_len: int = required(POSITIVE_INT)
+    d_model: POSITIVE_INT
+    heads: POSITIVE_INT
+    layers: POSITIVE_INT  # encoder and decoder layers each
+    d_ff: POSITIVE_INT
+    dropout: float_in(0.0, 1.0)
+    norm: one_of("post", "pre")
+    positions: one_of(*POSITIONS)
+    attention: per_kind(WEIGHTINGS, KINDS)  # one name, or one per kind
+    sigmoid_bias: ANY_FLOAT  # sigmoid attention's learned b_h at the start
+    max_len: POSITIVE_INT
 
 
 def longest_source(config):
