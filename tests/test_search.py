@@ -10,6 +10,7 @@ from conftest import PARAMS_YAML, laid_over
 from pipeline.core.params import load_params, parse_params
 from pipeline.core.variants import variant_recipe
 from pipeline.infra.errors import ConfigError
+from pipeline.stages.search import READS as SEARCH_READS
 from pipeline.study.confirmation import best_confirmed, chosen_variant, held_out, recipe_of
 from pipeline.study.search import load_rows, run_search, with_seeds
 from pipeline.study.variant import run_variant
@@ -75,7 +76,7 @@ def test_the_search_screens_confirms_and_the_best_confirmed_row_is_the_studys_va
         {"name": "base_confirm", "variant": {"positions": "bos", "attention": "softmax"}, "seeds": "confirm"},
     ]
     out = tmp_path / "search.json"
-    run_search(raw, rows, out, workers=1)
+    run_search(raw, rows, out, workers=1, reads=SEARCH_READS)  # the stage's view: reading more stops it
     recorded = {r["name"]: r for r in json.loads(out.read_text())["rows"]}
     assert [recorded[n]["seeds"] for n in ("sums", "sums_confirm")] == [[0], [10, 11]]
     assert set(recorded["sums_confirm"]["accuracy"]) == {"10", "11"}
@@ -85,7 +86,9 @@ def test_the_search_screens_confirms_and_the_best_confirmed_row_is_the_studys_va
     row, variant = chosen_variant(params, recorded.values())
     assert row == best and recipe_of(params, variant) == best["recipe"]
     before = out.read_text()
-    run_search(raw, rows, out, workers=1)  # every row recorded with its recipe: nothing retrained
+    run_search(
+        raw, rows, out, workers=1, reads=SEARCH_READS
+    )  # every row recorded with its recipe: nothing retrained
     assert out.read_text() == before
 
 

@@ -1,15 +1,19 @@
 """dvc.yaml follows the code and reads at a glance: each stage lists exactly the project modules its
 command imports, directly or through others, so editing any of them reruns the stage and no other
-change does (a missing module would let DVC serve results the code no longer makes); everything the
-report reads is some stage's output; no variant depends on the lesson's model or training."""
+change does (a missing module would let DVC serve results the code no longer makes), and exactly the
+params its module declares it reads, the only ones it can read; everything the report reads is some
+stage's output; no variant depends on the lesson's model or training."""
 
+import pickle
 import re
 from pathlib import Path
 
 import pytest
 import yaml
 
-from pipeline.tools.stage_deps import command_files, import_closure, rewritten, stages
+from pipeline.core.params import parse_params
+from pipeline.core.reads import UndeclaredRead, declared
+from pipeline.tools.stage_deps import command_files, declared_reads, import_closure, rewritten, stages
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXT = (ROOT / "dvc.yaml").read_text()
@@ -117,3 +121,41 @@ def test_every_parameter_the_report_names_is_among_its_params():
 def test_no_variant_stage_depends_on_the_lessons_model_or_training():
     params = yaml.safe_load(TEXT)["stages"]["variant"]["do"]["params"]
     assert params and not [p for p in params if str(p).split(".")[0] in ("model", "train", "data")]
+
+
+@pytest.mark.parametrize("name,module,deps", STAGES, ids=[s[0] for s in STAGES])
+def test_each_stages_params_are_the_keys_its_module_declares_it_reads(name, module, deps):
+    listed = yaml.safe_load(TEXT)["stages"][name]
+    listed = listed.get("do", listed).get("params", [])
+    assert listed == [key.strip('"') for key in declared_reads(module)], f"stage {name}"
+
+
+def test_a_stage_that_declares_reads_without_a_params_line_is_refused():
+    without = TEXT.replace("    params: [data]\n", "", 1)
+    with pytest.raises(ValueError, match="stage data has no params: but its module declares READS"):
+        rewritten(without)
+
+
+def test_a_stage_sees_only_the_keys_it_declares_and_a_worker_process_sees_the_same():
+    params = declared(
+        parse_params(yaml.safe_load((ROOT / "params.yaml").read_text())), ["data", "train.seeds"]
+    )
+    assert params.data.seed == 0 and params.train.seeds == tuple(range(10))
+    with pytest.raises(UndeclaredRead, match="this stage reads train.lr, which its READS leave out"):
+        print(params.train.lr)
+    with pytest.raises(UndeclaredRead, match="reads model,"):
+        print(params.model)
+    again = pickle.loads(pickle.dumps(params))
+    assert again.train.seeds == params.train.seeds
+    with pytest.raises(UndeclaredRead):
+        print(again.train.steps)
+
+
+def test_a_foreach_stage_sees_its_own_entry_only():
+    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
+    first, *others = raw["study"]["variants"]
+    params = declared(parse_params(raw), ["study.variants.${key}"], own=first)
+    assert params.study.variants[first].positions and list(params.study.variants) == [first]
+    assert first in params.study.variants and all(o not in params.study.variants for o in others)
+    with pytest.raises(UndeclaredRead, match=f"study.variants.{others[0]}"):
+        params.study.variants[others[0]]

@@ -13,6 +13,7 @@ import annotated_types
 import pydantic
 import yaml
 
+from pipeline.core.reads import declared
 from pipeline.core.variants import check_study
 from pipeline.infra.errors import ConfigError
 from pipeline.infra.rules import (
@@ -250,8 +251,9 @@ def parse_params(raw) -> Params:
     return params
 
 
-def load_params(path="params.yaml") -> Params:
-    """Read and validate params.yaml."""
+def load_params(path="params.yaml", reads=None, own=None):
+    """Read and validate params.yaml: all of Params, or what a stage that declares `reads` sees
+    (pipeline/core/reads.py; `own`: a foreach stage's entry)."""
     path = Path(path)
     try:
         raw = yaml.safe_load(path.read_text())
@@ -261,4 +263,5 @@ def load_params(path="params.yaml") -> Params:
         where = getattr(err, "problem_mark", None)
         line = f" at line {where.line + 1}" if where else ""
         raise ConfigError(f"{path} is not valid YAML{line}: {getattr(err, 'problem', err)}") from None
-    return parse_params(raw)
+    params = parse_params(raw)
+    return params if reads is None else declared(params, reads, own)

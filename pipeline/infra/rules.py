@@ -80,7 +80,9 @@ def list_of(item, unique=False, length=None):
 
 def section(cls):
     """A section: a frozen pydantic dataclass, no key beside its fields (required unless defaulted)."""
-    return pydantic.dataclasses.dataclass(frozen=True, config=pydantic.ConfigDict(extra="forbid"))(cls)
+    return pydantic.dataclasses.dataclass(
+        frozen=True, config=pydantic.ConfigDict(extra="forbid", defer_build=True)
+    )(cls)
 
 
 def overrides(cls):

@@ -17,12 +17,15 @@ from pipeline.model.transformer import Transformer
 from pipeline.model.transformer import count_parameters as count
 from pipeline.probes.architecture import HEADLINE, measure
 
+# the params.yaml keys this stage reads; dvc.yaml's params: are written from them
+READS = ("model",)
+
 
 @stage_entry
 def main():
     args = stage_paths(__doc__, "metrics")
     start = time.perf_counter()
-    params = load_params()
+    params = load_params(reads=READS)
     # The lesson's claims are about the lesson's size; the configured model's count is recorded
     # beside them for experiments that change the size.
     metrics = measure(lesson.MODEL)

@@ -14,12 +14,15 @@ from pipeline.infra.cli import stage_paths
 from pipeline.infra.errors import stage_entry
 from pipeline.infra.metrics import write as write_metrics
 
+# the params.yaml keys this stage reads; dvc.yaml's params: are written from them
+READS = ("data",)
+
 
 @stage_entry
 def main():
     args = stage_paths(__doc__, "train", "test", "metrics")
     start = time.perf_counter()
-    params = load_params()
+    params = load_params(reads=READS)
     train, test, stats = make_datasets(params.data)
     files.write_npz(args.train, **train)
     files.write_npz(args.test, **test)

@@ -25,12 +25,15 @@ from pipeline.infra.metrics import write as write_metrics
 from pipeline.infra.pool import run_jobs
 from pipeline.infra.stats import across_seeds
 
+# the params.yaml keys this stage reads; dvc.yaml's params: are written from them
+READS = ("data.test_lengths", "data.train_lengths", "train.seeds", "train.device", "evaluate")
+
 
 @stage_entry
 def main():
     args = stage_paths(__doc__, "models", "test", "metrics")
     start = time.perf_counter()
-    params = load_params()
+    params = load_params(reads=READS)
     lengths = params.data.test_lengths
     test = load_npz(args.test, [f"{k}_{n}" for n in lengths for k in ("source", "target")])
     jobs = [(params, seed, test, args.models) for seed in params.train.seeds]

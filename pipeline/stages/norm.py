@@ -19,12 +19,29 @@ from pipeline.infra.pool import run_jobs, seed_workers
 from pipeline.infra.stats import across_seeds
 from pipeline.probes.norm_choice import HEADLINE, compare_seed, paired_summary
 
+# the params.yaml keys this stage reads; dvc.yaml's params: are written from them
+READS = (
+    "norm",
+    "model",
+    "train.steps",
+    "train.batch_size",
+    "train.lr",
+    "train.betas",
+    "train.eps",
+    "train.warmup",
+    "train.label_smoothing",
+    "train.device",
+    "train.seeds",
+    "data.train_lengths",
+    "evaluate.batch_size",
+)
+
 
 @stage_entry
 def main():
     args = stage_paths(__doc__, "train", "test", "models", "metrics")
     start = time.perf_counter()
-    params = load_params()
+    params = load_params(reads=READS)
     n = max(params.data.train_lengths)
     source = load_npz(args.test, [f"source_{n}"])[f"source_{n}"]
     batch = params.evaluate.batch_size

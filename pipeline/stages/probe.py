@@ -41,6 +41,9 @@ from pipeline.probes.summary import (
     sweep_metrics,
 )
 
+# the params.yaml keys this stage reads; dvc.yaml's params: are written from them
+READS = ("probe", "train.seeds", "data.train_lengths")
+
 
 def model_free_probes(p):
     """Lesson 6's cells and counts: its LayerNorm cell, the residual table at `probe.depths`, the
@@ -83,7 +86,7 @@ def model_probes(params, models_dir, test_path):
 def main():
     args = stage_paths(__doc__, "models", "test", "metrics")
     start = time.perf_counter()
-    params = load_params()
+    params = load_params(reads=READS)
     torch.set_num_threads(1)  # the same bytes on any machine
     ln, table, steps, paths, acct, acct_32, decoder_block, base = model_free_probes(params.probe)
     model, runs, grads, sweep = model_probes(params, args.models, args.test)

@@ -24,6 +24,10 @@ from pipeline.report.readme import render
 SAVED = ("architecture", "data", "train", "evaluate", "norm", "probe", "study")  # metrics/<name>/summary.json
 
 
+# the params.yaml keys this stage reads; dvc.yaml's params: are written from them
+READS = ("data", "model", "train", "norm.count", "probe.depths", "study")
+
+
 def read_metrics(saved):
     """Every stage's detail, and the other files the report reads, by name."""
     m = {name: read_json(detail_path(saved / f"{name}.json")) for name in SAVED}
@@ -40,7 +44,7 @@ def read_metrics(saved):
 def main():
     args = stage_paths(__doc__, "metrics", "reports")
     start = time.perf_counter()
-    params = load_params()
+    params = load_params(reads=READS)
     m = read_metrics(args.metrics)
     claims = evaluate(load_claims(), quantities(params, m, m["benchmark"]), params)
     losses = read_losses(args.metrics / "train", params.train.seeds)

@@ -18,12 +18,15 @@ from pipeline.infra.errors import stage_entry
 from pipeline.study.gather import run_study, write_outputs
 from pipeline.study.ranking import bar_key, bar_lengths
 
+# the params.yaml keys this stage reads; dvc.yaml's params: are written from them
+READS = ("study", "data.train_lengths", "train.seeds", "train.device", "evaluate.batch_size")
+
 
 @stage_entry
 def main():
     args = stage_paths(__doc__, "models", "train", "variants", "metrics")
     start = time.perf_counter()
-    params = load_params()
+    params = load_params(reads=READS)
     torch.set_num_threads(1)
     bar = params.study.bar
     metrics, outputs = run_study(params, args.models, args.train, args.variants)

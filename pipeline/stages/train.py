@@ -33,6 +33,10 @@ from pipeline.tokens import VOCAB
 HEADLINE = ("loss_final", "loss_final_std", "loss_floor", "loss_gap_to_floor")
 
 
+# the params.yaml keys this stage reads; dvc.yaml's params: are written from them
+READS = ("model", "train", "data.train_lengths")
+
+
 def write_step_log(folder, losses, lrs):
     """Each step's loss and learning rate in dvclive's layout (plots/metrics/<name>.tsv and the last
     values in metrics.json), which `dvc plots` reads: written once when training ends, since writing
@@ -94,7 +98,7 @@ def train_all(params: Params, data_path, models_dir, metrics_path, workers=None)
 @stage_entry
 def main():
     args = stage_paths(__doc__, "data", "models", "metrics")
-    params = load_params()
+    params = load_params(reads=READS)
     start = time.perf_counter()
     metrics, runs = train_all(params, args.data, args.models, args.metrics)
     for run in runs:

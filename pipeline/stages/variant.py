@@ -15,21 +15,34 @@ from pipeline.infra.cli import stage_paths
 from pipeline.infra.errors import stage_entry
 from pipeline.study.variant import run_variant
 
+# the params.yaml keys this stage reads; dvc.yaml's params: are written from them
+READS = (
+    "study.variants.${key}",
+    "study.model",
+    "study.train",
+    "study.data",
+    "study.max_length",
+    "study.test_size",
+    "study.diagnosis_lengths",
+    "study.seed",
+    "evaluate.batch_size",
+)
+
 
 @stage_entry
 def main():
     args = stage_paths(__doc__, "out", "models", positional=["variant"])
     variant, start = args.variant, time.perf_counter()
-    params = load_params()
+    params = load_params(reads=READS, own=variant)
     record, seconds = run_variant(params, variant, args.models)
     files.write_json(args.out, record)
-    low, high = params.study.bar.lengths
-    bar = " ".join(
-        f"{100 * statistics.fmean(a[f'length_{n}_seq_acc'] for a in record['accuracy'].values()):.0f}"
-        for n in range(low, high + 1)
-        if f"length_{n}_seq_acc" in record["accuracy"][str(record["seeds"][0])]
+    accuracy = record["accuracy"].values()
+    first = next(iter(accuracy))
+    tested = [n for n in range(1, params.study.max_length + 1) if f"length_{n}_seq_acc" in first]
+    means = " ".join(
+        f"{100 * statistics.fmean(a[f'length_{n}_seq_acc'] for a in accuracy):.0f}" for n in tested
     )
-    print(f"study {variant}: exact sequences at lengths {low}-{high}, mean over seeds: {bar}")
+    print(f"study {variant}: exact sequences at lengths {tested[0]}-{tested[-1]}, mean over seeds: {means}")
     print(f"study {variant}: {statistics.fmean(seconds.values()):.0f} s of training per seed")
     print(f"study {variant}: checkpoints in {args.models}/ (python -m pipeline.tools.sort --checkpoint ...)")
     runlog.record_run(f"variant@{variant}", time.perf_counter() - start, train_seconds_per_seed=seconds)

@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from pipeline.core.params import Params, parse_params
+from pipeline.core.reads import declared
 from pipeline.core.variants import variant_data, variant_recipe
 from pipeline.infra import files
 from pipeline.infra.errors import ConfigError, TrainingDiverged
@@ -80,13 +81,14 @@ def with_seeds(rows, params: Params):
     return resolved
 
 
-def row_params(raw_params, row):
-    """params.yaml with the row as the study's one variant, trained on the row's seeds."""
+def row_params(raw_params, row, reads=None):
+    """params.yaml with the row as the study's one variant, trained on the row's seeds (as a stage
+    that declares `reads` sees them, where given)."""
     raw = json.loads(json.dumps(raw_params))
     entry = json.loads(json.dumps(row["variant"]))
     entry.setdefault("train", {})["seeds"] = row["seeds"]
     raw["study"]["variants"] = {row["name"]: entry}
-    return parse_params(raw)
+    return maybe_declared(parse_params(raw), reads)
 
 
 def command(row):
@@ -182,15 +184,20 @@ def recorded_seeds(done):
     return seeds
 
 
-def run_search(raw_params, rows, path, workers=None):
-    """Train and test every row not yet recorded with its recipe; save after each row."""
+def maybe_declared(params, reads):
+    return params if reads is None else declared(params, reads)
+
+
+def run_search(raw_params, rows, path, workers=None, reads=None):
+    """Train and test every row not yet recorded with its recipe; save after each row. `reads`: the
+    keys the search stage declares, the only ones it may read."""
     done = {r["name"]: r for r in read_results(path)}
     trained = recorded_seeds(done)
     plan, jobs, planned = [], [], {}
-    study = parse_params(raw_params)
+    study = maybe_declared(parse_params(raw_params), reads)
     bar, rows = study.study.bar, with_seeds(rows, study)
     for row in rows:
-        params = row_params(raw_params, row)
+        params = row_params(raw_params, row, reads)
         recipe, seeds = recipe_of(params, row["name"]), row["seeds"]
         old = done.get(row["name"])
         if old and old["recipe"] == recipe and old["seeds"] == seeds:

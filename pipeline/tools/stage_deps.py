@@ -1,14 +1,16 @@
-"""dvc.yaml's code deps, kept equal to what each stage imports.
+"""dvc.yaml's code deps and params, kept equal to what each stage imports and reads.
 
 Each stage's `deps:` in dvc.yaml is one flow list: its data and results first (written by hand),
 then every project module its `python -m` command executes, directly or through other modules, so
-that editing any of them reruns the stage and no other change does. `python -m
-pipeline.tools.stage_deps --write` rewrites the module part from the code; without `--write` it
-names the stages whose list is out of date (exit status 1). tests/test_stage_deps.py checks it too.
+that editing any of them reruns the stage and no other change does. Its `params:` are the keys its
+module's READS declare, the only ones the stage can read (pipeline/core/reads.py). `python -m
+pipeline.tools.stage_deps --write` rewrites both from the code; without `--write` it says whether
+either is out of date (exit status 1). tests/test_stage_deps.py checks it too.
 """
 
 import argparse
 import ast
+import itertools
 import re
 import sys
 from pathlib import Path
@@ -19,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "pipeline"
 WIDTH = 110
 DEPS = re.compile(r"^(?P<indent> +)deps: \[(?P<items>[^\]]*)\]", re.MULTILINE)
+PARAMS = re.compile(r"^(?P<indent> +)params: \[(?P<items>[^\]]*)\]", re.MULTILINE)
 STAGE = re.compile(r"^  (?P<name>[a-z_]+):", re.MULTILINE)
 
 
@@ -121,9 +124,17 @@ def code_deps(module):
     return [own, *sorted(import_closure(module) - {own})]
 
 
-def flow_list(indent, items):
+def declared_reads(module):
+    """The params.yaml keys the stage's module declares it reads (its READS; none where absent)."""
+    for node in ast.parse(module_file(run_module(module)).read_text()).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "READS" for t in node.targets):
+            return [f'"{key}"' if "${" in key else key for key in ast.literal_eval(node.value)]
+    return []
+
+
+def flow_list(indent, items, key="deps"):
     """`deps: [a, b, ...]`, wrapped at WIDTH, continuation lines two spaces deeper."""
-    lines, line = [], f"{indent}deps: ["
+    lines, line = [], f"{indent}{key}: ["
     for i, item in enumerate(items):
         word = item + ("]" if i == len(items) - 1 else ",")
         if len(line) + 1 + len(word) > WIDTH and not line.endswith("["):
@@ -144,21 +155,41 @@ def rewritten(text):
         kept = [i for i in items if not i.startswith(f"{PACKAGE}/")] + named[name]
         out += [text[last : match.start()], flow_list(match["indent"], kept + code_deps(modules[name]))]
         last = match.end()
+    return with_params("".join(out) + text[last:], modules)
+
+
+def with_params(text, modules):
+    """dvc.yaml with every stage's params: its module's READS. A stage whose module reads params.yaml
+    and has no params: line, or has one and declares no READS, is an error to fix by hand."""
+    starts = [(m["name"], m.start()) for m in STAGE.finditer(text)] + [(None, len(text))]
+    out, last = [], 0
+    for (name, start), (_, end) in itertools.pairwise(starts):
+        reads, match = declared_reads(modules[name]), PARAMS.search(text, start, end)
+        if bool(reads) != bool(match):
+            raise ValueError(
+                f"dvc.yaml: stage {name} has {'no ' if reads else ''}params: but its module "
+                f"declares {'' if reads else 'no '}READS"
+            )
+        if match:
+            out += [text[last : match.start()], flow_list(match["indent"], reads, "params")]
+            last = match.end()
     return "".join(out) + text[last:]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="rewrite dvc.yaml's code deps")
+    parser.add_argument("--write", action="store_true", help="rewrite dvc.yaml's code deps and params")
     args = parser.parse_args()
     path = ROOT / "dvc.yaml"
     text = path.read_text()
     new = rewritten(text)
     if args.write:
         path.write_text(new)
-        print("dvc.yaml: code deps rewritten from each stage's imports")
+        print("dvc.yaml: code deps and params rewritten from each stage's imports and READS")
     elif new != text:
-        print("dvc.yaml's code deps are out of date: run python -m pipeline.tools.stage_deps --write")
+        print(
+            "dvc.yaml's code deps or params are out of date: run python -m pipeline.tools.stage_deps --write"
+        )
         sys.exit(1)
 
 
