@@ -70,12 +70,7 @@ def study_context(study, meta, diagnosis):
     best = best_variant(study, names, bar) if names else None
     rows = {}
     for v in meta["variants"]:
-        prefix = f"{v}_length_"  # <variant>_length_<n>_seq_acc: the lengths it was tested on
-        tested = [
-            int(k[len(prefix) : -len("_seq_acc")])
-            for k in study
-            if k.startswith(prefix) and k.endswith("_seq_acc")
-        ]
+        tested = [int(n) for n in meta["test_sets"] if f"{v}_length_{n}_seq_acc" in study]
         rows[v] = {  # the variant's parameters, then its results
             **meta["variants"][v],
             "reach": study[f"{v}_bar_up_to_length"],

@@ -111,13 +111,14 @@ def plot_gradient_depth(grad_path, path):
     rows = read_rows(grad_path)
     names = [f"{r['stack'][:3]}{int(r['layer']) + 1} {r['sublayer'].replace('_attn', '')}" for r in rows]
     fig, ax = plt.subplots(figsize=(8, 4.2))
-    for column in [c for c in rows[0] if c.endswith(("_init", "_trained"))]:
-        norm, trained = column.split("_")[0], column.endswith("_trained")
+    gradients = {f"{n}_{when}": (n, when == "trained") for n in NORM_COLORS for when in ("init", "trained")}
+    for column in [c for c in rows[0] if c in gradients]:  # the table's order: the figure's layers
+        norm, trained = gradients[column]
         values = [float(r[column]) if r[column] else float("nan") for r in rows]
         label = f"{norm}-norm, {'after training' if trained else 'at initialisation'}"
         ax.plot(range(len(rows)), values, "o-" if trained else "s--", color=NORM_COLORS[norm], label=label)
-    for column, x in (("post_init", len(rows) - 0.6), ("pre_init", len(rows) - 0.3)):  # the report's ratios
-        v, color = [float(r[column]) for r in rows], NORM_COLORS[column.split("_")[0]]
+    for norm, x in (("post", len(rows) - 0.6), ("pre", len(rows) - 0.3)):  # the report's ratios
+        v, color = [float(r[f"{norm}_init"]) for r in rows], NORM_COLORS[norm]
         encoder = [g for g, r in zip(v, rows, strict=True) if r["stack"] == "encoder"]
         ax.hlines(v[0], 0, x, color=color, ls=":", lw=0.8)  # the bottom's level, carried to the top's
         ax.annotate("", (x, v[0]), (x, v[-1]), arrowprops={"arrowstyle": "<->", "color": color})

@@ -86,8 +86,7 @@ def summarise(per_seed, lengths, bar):
     lowest, floor = bar_key("min_seq_acc"), bar_key("min_seed_seq_acc")
     out[lowest] = out[f"length_{worst}_seq_acc"]
     out[bar_key("worst_length")] = worst
-    in_bar = {f"length_{n}_seq_acc" for n in within}
-    seed_values = [v for k, v in out.items() if "_seed" in k and k.split("_seed")[0] in in_bar]
+    seed_values = [out[f"length_{n}_seq_acc_seed{s}"] for n in tested if n in within for s in per_seed]
     out[floor] = min(seed_values, default=0.0)  # the bar's floor for any one seed
     out["meets_bar"] = (
         set(within) <= set(tested)
@@ -194,7 +193,7 @@ def run_study(params: Params, models_dir, train_path, variants_dir, workers=None
     outputs = {
         "length_accuracy.csv": length_table(summaries, lengths),
         **{f"lengths/{v}.csv": variant_table(summaries[v], lengths) for v in variants},
-        "per_seed.csv": seed_table(per_seed),
+        "per_seed.csv": seed_table(per_seed, lengths),
         "meta.json": study_meta(params, pipeline_row, records, variants_dir, tests, overlap, summaries),
         "diagnosis.json": diagnosis_file(params, models_dir, pipeline_lengths, tests, diagnosis, records),
         "rank_by_step.csv": rank_table(diagnosis),

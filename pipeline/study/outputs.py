@@ -43,12 +43,12 @@ def variant_table(summary, lengths):
     return csv_text(rows, ["length", "seq_acc", "seq_acc_std", "digit_acc"], float_format="%.6f")
 
 
-def seed_table(per_seed):
+def seed_table(per_seed, lengths):
     rows = [
-        (variant, seed, key.split("_")[1], value, result[f"length_{key.split('_')[1]}_digit_acc"])
+        (variant, seed, n, result[f"length_{n}_seq_acc"], result[f"length_{n}_digit_acc"])
         for (variant, seed), result in per_seed.items()
-        for key, value in result.items()
-        if key.endswith("_seq_acc")
+        for n in lengths
+        if f"length_{n}_seq_acc" in result
     ]
     return csv_text(rows, ["variant", "seed", "length", "seq_acc", "digit_acc"], float_format="%.6f")
 

@@ -100,10 +100,10 @@ def command(row):
     return f"dvc exp run -S '+study.variants.{row['name']}={flow}'"
 
 
-def by_length(accuracy):
+def by_length(accuracy, lengths):
     """{seed: {length: exact-sequence accuracy}} from each seed's flat accuracy metrics."""
     return {
-        str(s): {int(k.split("_")[1]): v for k, v in a.items() if k.endswith("_seq_acc")}
+        str(s): {n: a[f"length_{n}_seq_acc"] for n in lengths if f"length_{n}_seq_acc" in a}
         for s, a in accuracy.items()
     }
 
@@ -139,7 +139,8 @@ def row_result(row, recipe, seeds, bar, trained):
             "failed": failed[0],
         }
     accuracy = {s: {k: v for k, v in trained[s]["accuracy"].items() if k.endswith("_seq_acc")} for s in seeds}
-    summary = summarise(accuracy, range(1, recipe["test"]["max_length"] + 1), bar)
+    lengths = range(1, recipe["test"]["max_length"] + 1)
+    summary = summarise(accuracy, lengths, bar)
     result = {
         "name": row["name"],
         "variant": row["variant"],
@@ -152,13 +153,15 @@ def row_result(row, recipe, seeds, bar, trained):
         "acc_40": summary.get("length_40_seq_acc"),
         "min_seed": summary[bar_key("min_seed_seq_acc")],
         "meets_bar": summary["meets_bar"],
-        "accuracy": by_length(accuracy),
+        "accuracy": by_length(accuracy, lengths),
     }
     for key in ("accuracy_plain_positions", "diagnosis", "gate_biases"):
         if all(key in trained[s] for s in seeds):
             found = {s: trained[s][key] for s in seeds}
             result[key] = (
-                by_length(found) if key.startswith("accuracy") else {str(s): d for s, d in found.items()}
+                by_length(found, lengths)
+                if key.startswith("accuracy")
+                else {str(s): d for s, d in found.items()}
             )
     return result
 
