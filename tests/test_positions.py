@@ -15,7 +15,7 @@ from pipeline.infra.errors import ConfigError
 from pipeline.infra.rules import as_dict, parse
 from pipeline.model.attention import WEIGHTS, visible_keys
 from pipeline.model.config import ModelConfig
-from pipeline.model.hooks import attention_weights
+from pipeline.model.hooks import attention_weights, rounded_gates
 from pipeline.model.options import attention_kinds
 from pipeline.model.positions import SCHEMES, alibi_bias, random_positions
 from pipeline.model.transformer import (
@@ -27,6 +27,7 @@ from pipeline.model.transformer import (
     padding_mask,
 )
 from pipeline.study.diagnosis import accuracy_by_length, diagnose, mean_over_seeds
+from pipeline.study.variant import at_plain_positions
 from pipeline.tokens import BOS, IGNORE
 from tests.conftest import model_config, tiny_params
 
@@ -435,3 +436,45 @@ def test_sigmoid_log_gates_sharpen_with_the_keys_a_query_sees():
     gates = attn(torch.ones(1, 1, 4, 4), mask).detach()[0, 0]
     expected = torch.sigmoid(torch.log(torch.arange(1.0, 5.0)) - 1.0)  # row i sees i + 1 keys
     assert torch.allclose(gates.diagonal(), expected) and (gates.triu(1) == 0).all()
+
+
+# ------------------------------------------------------------------------ test-time readings
+
+
+@pytest.mark.parametrize("attention", ["sigmoid", "split"])
+def test_rounded_gates_round_every_gate_inside_the_block_and_no_other_weight(attention):
+    torch.manual_seed(0)
+    model = Transformer(model_config(attention=attention, sigmoid_bias=0.0, dropout=0.0)).eval()
+    src = torch.randint(1, 11, (4, 6))
+    with torch.no_grad(), attention_weights(model) as soft:
+        model(src, src)
+    with torch.no_grad(), rounded_gates(model) as gated, attention_weights(model) as hard:
+        model(src, src)
+    assert gated == 3 * model.config.layers  # every attention of both stacks
+    half = model.config.heads // 2 if attention == "split" else 0  # split's softmax heads come first
+    for name, (w_hard,) in hard.items():
+        assert set(w_hard[:, half:].unique().tolist()) == {0.0, 1.0}, name
+    (first,), (first_hard,) = soft["encoder.0.attn"], hard["encoder.0.attn"]  # the same input in both runs
+    assert torch.equal(first_hard[:, half:], (first[:, half:] > 0.5).float())
+    assert torch.equal(first_hard[:, :half], first[:, :half])  # the softmax heads are no gates: untouched
+    with torch.no_grad(), attention_weights(model) as after:
+        model(src, src)
+    assert all(torch.equal(after[n][0], soft[n][0]) for n in soft)  # the hooks are gone
+
+
+def test_a_softmax_model_has_no_gates_to_round():
+    with rounded_gates(Transformer(model_config())) as gated:
+        assert gated == 0
+
+
+def test_randomized_weights_read_at_plain_positions_draw_nothing():
+    torch.manual_seed(0)
+    model = Transformer(model_config(positions="randomized", dropout=0.0)).eval()
+    src = torch.randint(1, 11, (4, 6))
+    plain = at_plain_positions(model)
+    assert plain.config.positions == "sinusoidal" and not plain.training
+    assert all(torch.equal(a, b) for a, b in zip(model.parameters(), plain.parameters(), strict=True))
+    with torch.no_grad():
+        drawn = [model(src, src) for _ in range(2)]
+        fixed = [plain(src, src) for _ in range(2)]
+    assert not torch.equal(*drawn) and torch.equal(*fixed)

@@ -62,7 +62,6 @@ class Sigmoid(nn.Module):
     def __init__(self, heads, sigmoid_bias):
         super().__init__()
         self.bias = nn.Parameter(torch.full((heads, 1, 1), float(sigmoid_bias)))  # (h, 1, 1)
-        self.hard = False  # True: every gate rounded to 0 or 1 (the study's test of how it counts)
 
     def gates(self, scores, mask):
         if mask is not None:
@@ -70,8 +69,12 @@ class Sigmoid(nn.Module):
         return torch.sigmoid(scores + self.bias.to(scores.dtype))
 
     def forward(self, scores, mask):
-        soft = self.gates(scores, mask)
-        return (soft > 0.5).to(soft.dtype) if self.hard else soft
+        return self.gates(scores, mask)
+
+    def rounded(self, weights):
+        """These weights with every gate rounded to 0 or 1 (the study's test of how it counts, read
+        through a forward hook: pipeline/model/hooks.py)."""
+        return (weights > 0.5).to(weights.dtype)
 
 
 class SigmoidLog(Sigmoid):
@@ -92,6 +95,9 @@ class StraightThrough(Sigmoid):
         soft = self.gates(scores, mask)
         return soft + ((soft > 0.5).to(soft.dtype) - soft).detach()
 
+    def rounded(self, weights):
+        return weights  # rounded in the forward pass already
+
 
 class Split(Sigmoid):
     """Half the heads softmax, half sigmoid: heads that pick one key (the next digit up) beside heads
@@ -103,6 +109,10 @@ class Split(Sigmoid):
         per_head = mask is not None and mask.dim() >= 3 and mask.shape[-3] == heads > 1
         picked = softmax_weights(scores[:, :half], mask[..., :half, :, :] if per_head else mask)
         return torch.cat([picked, super().forward(scores, mask)[:, half:]], dim=1)
+
+    def rounded(self, weights):
+        half = weights.shape[1] // 2  # the softmax heads are no gates
+        return torch.cat([weights[:, :half], super().rounded(weights[:, half:])], dim=1)
 
 
 class NoAttention(Softmax):

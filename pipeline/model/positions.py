@@ -110,12 +110,9 @@ class Randomized(Sinusoidal):
     def __init__(self, config):
         super().__init__(config)
         self.decoder_rows = None  # (B, T): the evaluation's decoder positions, drawn by the encoder
-        self.draw_at_test = True  # False: evaluate at 0, 1, 2, ... (to measure what drawing changes)
 
     def vectors(self, tokens, start, encoder):
         B, end = tokens.shape[0], start + tokens.shape[1]
-        if not self.training and not self.draw_at_test:
-            return super().vectors(tokens, start, encoder)
         if self.training:
             rows = random_positions(B, end, self.pe.shape[0], tokens.device)  # (B, end)
         elif encoder:

@@ -14,7 +14,7 @@ from pipeline.core.batching import decoder_input, make_batch
 from pipeline.core.decoding import greedy_accuracy, greedy_cached, seed_test_draws, teacher_forced
 from pipeline.model.attention import Sigmoid
 from pipeline.model.config import longest_source
-from pipeline.model.hooks import attention_weights
+from pipeline.model.hooks import attention_weights, rounded_gates
 from pipeline.model.transformer import MultiHeadAttention
 from pipeline.tokens import DIGITS
 
@@ -184,28 +184,17 @@ def attention_mass(model, src, tgt_in):
     return {site_name(name): float(w.sum(-1).mean()) for name, (w,) in found.items()}
 
 
-def gated(model):
-    """The attention modules with sigmoid gates (they carry a learned bias per head)."""
-    return [m for m in model.modules() if isinstance(m, Sigmoid)]
-
-
 @torch.no_grad()
 def hard_gate_accuracy(model, src, target, batch_size):
     """Exact sequences with every sigmoid gate rounded to 0 or 1 at test time (none without gates):
     a model that counts keeps its accuracy; one that sums small graded weights loses it."""
-    gates = gated(model)
-    if not gates:
-        return {}
-    for m in gates:
-        m.hard = True
-    try:
+    with rounded_gates(model) as gates:
+        if not gates:
+            return {}
         seed_test_draws(src.shape[1])
         pred = torch.cat(
             [greedy_cached(model, src[i : i + batch_size]) for i in range(0, len(src), batch_size)]
         )
-    finally:
-        for m in gates:
-            m.hard = False
     return {"hard_gate_seq_acc": float((pred.numpy() == target).all(1).mean())}
 
 

@@ -11,8 +11,11 @@ model is kept as a checkpoint that carries its configuration (`<models>/seed_<s>
 own: adding a variant to `study.variants` trains that variant only.
 """
 
+import dataclasses
 import statistics
 import time
+
+import torch
 
 from pipeline.core.params import Params
 from pipeline.core.training import train_model
@@ -25,6 +28,7 @@ from pipeline.infra.rules import as_dict
 from pipeline.model.checkpoint import checkpoint_path, save_checkpoint
 from pipeline.model.config import longest_source
 from pipeline.model.handset import counting_sort_model
+from pipeline.model.positions import Randomized
 from pipeline.model.transformer import Transformer
 from pipeline.study.diagnosis import VARIANT_DIAGNOSIS, accuracy_by_length, diagnose, gate_biases
 from pipeline.study.sets import study_test_sets, training_set
@@ -90,10 +94,20 @@ def train_and_test(
         "diagnosis": diagnosis,
         "gate_biases": gate_biases(model),
     }
-    if hasattr(model.positions, "draw_at_test"):  # randomized positions: also as tested before, 0, 1, 2, ...
-        model.positions.draw_at_test = False
-        result["accuracy_plain_positions"] = accuracy_by_length(model, tests, batch_size, "cpu")
+    if isinstance(model.positions, Randomized):  # also as tested before, at positions 0, 1, 2, ...
+        result["accuracy_plain_positions"] = accuracy_by_length(
+            at_plain_positions(model), tests, batch_size, "cpu"
+        )
     return result
+
+
+def at_plain_positions(model):
+    """The same weights reading the paper's sinusoids at 0, 1, 2, ...: what randomized positions
+    change by drawing at test time too."""
+    with torch.random.fork_rng():  # building a model draws its initial weights
+        plain = Transformer(dataclasses.replace(model.config, positions="sinusoidal"))
+    plain.load_state_dict(model.state_dict())
+    return plain.train(model.training)
 
 
 def variant_description(params: Params, variant):
