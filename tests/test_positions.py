@@ -350,11 +350,16 @@ def test_randomized_positions_are_sorted_subsets_in_training_and_in_evaluation()
     plain = random_model("sinusoidal", dropout=0.0).embed(tokens)
     encoded = model.embed(tokens, encoder=True)  # evaluation draws too (Ruoss et al.), not 0, 1, 2, ...
     assert not torch.equal(encoded, plain) and not torch.equal(encoded, model.embed(tokens, encoder=True))
-    decoder = model.positions.decoder_rows  # drawn with the encoder's, read by every decoding step
+    decoder = model.decoder_positions(torch.zeros(3, 7, 16))  # a session's, handed to every step
     assert decoder.shape == (3, 7) and (decoder.diff(dim=1) > 0).all()
-    assert torch.equal(model.embed(tokens[:, 2:5], start=2), model.embed(tokens)[:, 2:5])
+    steps = model.embed(tokens[:, 2:5], start=2, drawn=decoder)
+    assert torch.equal(steps, model.embed(tokens, drawn=decoder)[:, 2:5])
     with pytest.raises(ValueError, match="at most as many tokens as the source"):
-        model.embed(torch.randint(0, 10, (3, 8)))
+        model.embed(torch.randint(0, 10, (3, 8)), drawn=decoder)
+    with pytest.raises(ValueError, match="at the positions decoder_draw drew"):
+        model.embed(tokens)  # a decoder without its session's positions
+    model.train()
+    assert model.decoder_positions(torch.zeros(3, 7, 16)) is None  # training draws at every call
 
 
 def test_learned_positions_are_trained_vectors():

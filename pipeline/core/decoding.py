@@ -30,9 +30,10 @@ def greedy(model, src, out_len=None, src_mask=None):
     """
     out_len = src.shape[1] if out_len is None else out_len
     memory = model.encode(src, src_mask)
+    drawn = model.decoder_positions(memory)  # one session: every step at the same positions
     y = torch.full((src.shape[0], 1), BOS, dtype=torch.long, device=src.device)
     for _ in range(out_len):
-        logits = never_bos(model.decode(y, memory, src_mask)[:, -1])  # (B, vocab): the last position
+        logits = never_bos(model.decode(y, memory, src_mask, drawn)[:, -1])  # (B, vocab): the last position
         y = torch.cat([y, logits.argmax(-1, keepdim=True)], dim=1)
     return y[:, 1:]
 
@@ -74,10 +75,12 @@ def beam_search(model, src, beam_size=4, alpha=0.6, out_len=None, src_mask=None)
     """
     out_len = src.shape[1] if out_len is None else out_len
     B, K = src.shape[0], beam_size
-    memory = model.encode(src, src_mask).repeat_interleave(K, dim=0)  # (B K, T_enc, d_model)
-    model.positions.repeat_rows(K)  # a scheme's per-row state follows the memory
-    mask = None if src_mask is None else src_mask.repeat_interleave(K, dim=0)
-    cache = model.start_cache(memory, mask, steps=out_len)
+    memory = model.encode(src, src_mask)
+    drawn = model.decoder_positions(memory)  # drawn per source, shared by its K hypotheses
+    memory, mask, drawn = (
+        None if x is None else x.repeat_interleave(K, dim=0) for x in (memory, src_mask, drawn)
+    )
+    cache = model.start_cache(memory, mask, steps=out_len, drawn=drawn)  # memory: (B K, T_enc, d_model)
     # Every beam starts as BOS; only the first is live, so the first step does not pick duplicates.
     scores = torch.full((B, K), float("-inf"), device=src.device)
     scores[:, 0] = 0.0

@@ -45,13 +45,6 @@ MODES = {
         "ONEDNN_MAX_CPU_ISA": "AVX2",
     },
 }
-# Which machines give each mode's bytes: the promise the README and the report state.
-MACHINES = {
-    "portable": "every x86-64 CPU with AVX2, AMD or Intel (an Intel Xeon's fingerprint agrees in every "
-    "operation); CPUs without AVX2, other architectures and GPUs compute otherwise",
-    "fast": "x86-64 CPUs with AVX2 of the recording CPU's vendor only (MKL's fast branches round the "
-    "matrix products otherwise on the other vendor's CPUs)",
-}
 COMMITTED = "portable"
 PINNED = MODES[COMMITTED]  # the variables every mode sets
 MODE_ENV = "PIPELINE_NUMERICS"

@@ -2,8 +2,9 @@
 
 Each scheme is a small module with hooks the Transformer calls on its one path, so no scheme needs
 a branch there: `vectors` (what embed() adds to the token embeddings), `source` and `memory_mask`
-(the source tokens the encoder reads, and the padding mask of the memory they become), and
-`encoder_bias` (added to the encoder's self-attention scores). `SCHEMES` maps the names of
+(the source tokens the encoder reads, and the padding mask of the memory they become),
+`encoder_bias` (added to the encoder's self-attention scores), and `decoder_draw` (positions a
+decoding session fixes once per source; a scheme keeps no state between calls). `SCHEMES` maps the names of
 `model.positions` to them: sinusoidal is the paper's (section 3.5); none_encoder adds no positions
 in the encoder, the decoder keeps sinusoids; learned trains one vector per position; randomized
 gives each sequence the sinusoids of a sorted random subset of [0, max_len) (Ruoss et al., 2023);
@@ -50,7 +51,7 @@ class NoPositions(nn.Module):
     def __init__(self, config):
         super().__init__()
 
-    def vectors(self, tokens, start, encoder):
+    def vectors(self, tokens, start, encoder, drawn=None):
         """What embed() adds for positions start..start+T: (T, d_model), (B, T, d_model) or None."""
         return None
 
@@ -66,8 +67,10 @@ class NoPositions(nn.Module):
         """(h, T, T) added to the encoder's self-attention scores, or None."""
         return None
 
-    def repeat_rows(self, times):
-        """Beam search repeats each memory row `times` times: so must any per-row state."""
+    def decoder_draw(self, memory):
+        """The positions a decoding session fixes once per source, drawn right after the encoder's
+        (B, T_enc): randomized's at test time; None for every other scheme, and in training."""
+        return None
 
 
 class Sinusoidal(NoPositions):
@@ -77,7 +80,7 @@ class Sinusoidal(NoPositions):
         super().__init__(config)
         self.register_buffer("pe", sinusoidal_positions(config.max_len, config.d_model), persistent=False)
 
-    def vectors(self, tokens, start, encoder):
+    def vectors(self, tokens, start, encoder, drawn=None):
         return self.pe[start : start + tokens.shape[1]]
 
 
@@ -85,8 +88,8 @@ class NoneInEncoder(Sinusoidal):
     """No positions in the encoder (a sorted output does not depend on input order); the decoder
     keeps the sinusoids."""
 
-    def vectors(self, tokens, start, encoder):
-        return None if encoder else super().vectors(tokens, start, encoder)
+    def vectors(self, tokens, start, encoder, drawn=None):
+        return None if encoder else super().vectors(tokens, start, encoder, drawn)
 
 
 class Learned(NoPositions):
@@ -96,39 +99,35 @@ class Learned(NoPositions):
         super().__init__(config)
         self.table = nn.Embedding(config.max_len, config.d_model)
 
-    def vectors(self, tokens, start, encoder):
+    def vectors(self, tokens, start, encoder, drawn=None):
         return self.table.weight[start : start + tokens.shape[1]]
 
 
 class Randomized(Sinusoidal):
     """Each sequence takes the sinusoids of a sorted random subset of [0, max_len), in both stacks,
     in training and in evaluation alike (Ruoss et al., 2023: "we also randomize at test time", so a
-    test sequence's positions look like a training sequence's, never 0, 1, 2, ...). In evaluation the
-    encoder draws the subsets of both stacks at once, one per row, and decoding reads the decoder's
-    from them, so every step of a (cached or uncached) decode sees the same positions."""
+    test sequence's positions look like a training sequence's, never 0, 1, 2, ...). In evaluation a
+    decoding session draws the decoder's subset once per row, right after the encoder's
+    (Transformer.decoder_positions), and hands it to every step (the cache keeps it), so every step
+    of a (cached or uncached) decode sees the same positions."""
 
-    def __init__(self, config):
-        super().__init__(config)
-        self.decoder_rows = None  # (B, T): the evaluation's decoder positions, drawn by the encoder
-
-    def vectors(self, tokens, start, encoder):
+    def vectors(self, tokens, start, encoder, drawn=None):
         B, end = tokens.shape[0], start + tokens.shape[1]
-        if self.training:
+        if self.training or encoder:
             rows = random_positions(B, end, self.pe.shape[0], tokens.device)  # (B, end)
-        elif encoder:
-            rows = random_positions(B, end, self.pe.shape[0], tokens.device)
-            self.decoder_rows = random_positions(B, end, self.pe.shape[0], tokens.device)
         else:
-            rows = self.decoder_rows
+            rows = drawn  # the session's, from decoder_draw
             if rows is None or rows.shape[0] != B or end > rows.shape[1]:
                 raise ValueError(
-                    "randomized positions decode at most as many tokens as the source they encoded"
+                    "randomized positions decode at most as many tokens as the source they encoded, "
+                    "at the positions decoder_draw drew for it"
                 )
         return self.pe[rows[:, start:end]]  # (B, T, d_model)
 
-    def repeat_rows(self, times):
-        if self.decoder_rows is not None:
-            self.decoder_rows = self.decoder_rows.repeat_interleave(times, dim=0)  # (B K, T)
+    def decoder_draw(self, memory):
+        if self.training:  # each training call draws its own
+            return None
+        return random_positions(memory.shape[0], memory.shape[1], self.pe.shape[0], memory.device)
 
 
 class Offset(Sinusoidal):
@@ -137,9 +136,9 @@ class Offset(Sinusoidal):
     as long as max_len): a training sequence of 10 tokens takes positions a 40-token one will have.
     Evaluation counts from 0, so it draws nothing and decoding keeps no state between calls."""
 
-    def vectors(self, tokens, start, encoder):
+    def vectors(self, tokens, start, encoder, drawn=None):
         if not self.training:
-            return super().vectors(tokens, start, encoder)
+            return super().vectors(tokens, start, encoder, drawn)
         B, end = tokens.shape[0], start + tokens.shape[1]
         offsets = torch.randint(0, self.pe.shape[0] - end + 1, (B, 1), device=tokens.device)  # (B, 1)
         return self.pe[offsets + torch.arange(start, end, device=tokens.device)]  # (B, T, d_model)
@@ -175,8 +174,8 @@ class BOSOffset(BOSFirst, Offset):
     """bos's encoder (BOS opens the source, no vectors) with offset sinusoids in the decoder, so that
     an output step knows how far it has written at every position it will reach."""
 
-    def vectors(self, tokens, start, encoder):
-        return None if encoder else super().vectors(tokens, start, encoder)
+    def vectors(self, tokens, start, encoder, drawn=None):
+        return None if encoder else super().vectors(tokens, start, encoder, drawn)
 
 
 SCHEMES = {

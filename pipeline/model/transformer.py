@@ -210,14 +210,15 @@ class Transformer(nn.Module):
         # same seed, whatever the scheme.
         self.positions = SCHEMES[c.positions](c)
 
-    def embed(self, tokens, start=0, encoder=False):
+    def embed(self, tokens, start=0, encoder=False, drawn=None):
         """sqrt(d_model) * E[t] + PE[position], then dropout (sections 3.4, 3.5, 5.4); positions
-        count from `start` (a decoding step feeds one token at its position)."""
+        count from `start` (a decoding step feeds one token at its position); `drawn`: the decoding
+        session's positions (decoder_positions)."""
         end = start + tokens.shape[1]
         if end > self.config.max_len:
             raise ValueError(f"sequence of {end} tokens exceeds max_len = {self.config.max_len}")
         x = self.embedding(tokens) * math.sqrt(self.config.d_model)
-        positions = self.positions.vectors(tokens, start, encoder)
+        positions = self.positions.vectors(tokens, start, encoder, drawn)
         return self.drop(x if positions is None else x + positions)
 
     def encode(self, src, src_mask=None):
@@ -233,10 +234,16 @@ class Transformer(nn.Module):
             x = layer(x, mask)
         return self.encoder_norm(x)
 
-    def decode_states(self, tgt_in, memory, memory_mask=None):
+    def decoder_positions(self, memory):
+        """What a decoding session fixes once per source, right after encoding it: the positions a
+        scheme draws for the decoder at test time (randomized's, (B, T_enc)); None for the others.
+        Every decode of the session is handed them (`drawn`), so every step sees the same."""
+        return self.positions.decoder_draw(memory)
+
+    def decode_states(self, tgt_in, memory, memory_mask=None, drawn=None):
         """The decoder's last states h (B, T_dec, d_model), which the logits read (and the study's
-        count hint, pipeline/core/loss.py)."""
-        y = self.embed(tgt_in)
+        count hint, pipeline/core/loss.py). A call without `drawn` is a session of its own."""
+        y = self.embed(tgt_in, drawn=self.decoder_positions(memory) if drawn is None else drawn)
         T = tgt_in.shape[1]
         self_mask = self.causal[:T, :T].to(y.dtype)  # (T, T): 0 on and below the diagonal, -inf above
         memory_mask = additive_mask(self.positions.memory_mask(memory_mask), y.dtype)
@@ -247,18 +254,20 @@ class Transformer(nn.Module):
     def logits(self, states):
         return states @ self.embedding.weight.T  # (..., vocab) = h E^T
 
-    def decode(self, tgt_in, memory, memory_mask=None):
+    def decode(self, tgt_in, memory, memory_mask=None, drawn=None):
         """Logits (B, T_dec, vocab) = h E^T."""
-        return self.logits(self.decode_states(tgt_in, memory, memory_mask))
+        return self.logits(self.decode_states(tgt_in, memory, memory_mask, drawn))
 
-    def start_cache(self, memory, memory_mask=None, steps=None):
-        """A DecoderCache for decoding up to `steps` tokens (BOS included; default max_len)."""
+    def start_cache(self, memory, memory_mask=None, steps=None, drawn=None):
+        """A DecoderCache for decoding up to `steps` tokens (BOS included; default max_len); it keeps
+        the session's drawn positions (decoder_positions, unless given)."""
         steps = self.config.max_len if steps is None else steps
         if steps > self.config.max_len:
             raise ValueError(f"{steps} decoding steps exceed max_len = {self.config.max_len}")
         layers = [layer.start_cache(memory, steps) for layer in self.decoder]
         memory_mask = additive_mask(self.positions.memory_mask(memory_mask), memory.dtype)
-        return DecoderCache(layers, memory_mask, steps)
+        drawn = self.decoder_positions(memory) if drawn is None else drawn
+        return DecoderCache(layers, memory_mask, steps, drawn=drawn)
 
     def decode_step(self, token, cache: DecoderCache):
         """Logits (B, vocab) for the next token after feeding `token` (B,) at position cache.length.
@@ -270,7 +279,7 @@ class Transformer(nn.Module):
         t = cache.length
         if t >= cache.steps:
             raise ValueError(f"the cache has room for {cache.steps} tokens; this is token {t + 1}")
-        y = self.embed(token[:, None], start=t)  # (B, 1, d_model)
+        y = self.embed(token[:, None], start=t, drawn=cache.drawn)  # (B, 1, d_model)
         for layer, layer_cache in zip(self.decoder, cache.layers, strict=True):
             y = layer.step(y, layer_cache, t, cache.memory_mask)
         cache.length = t + 1

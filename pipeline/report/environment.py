@@ -3,13 +3,11 @@
 import platform
 from importlib.metadata import version  # numpy and dvc are requirements: always installed
 
-from pipeline.infra.numerics import MACHINES
-
 
 def environment(numerics):
     """Versions, the numerics of the results (the numerics stage's record, not the machine rendering
-    the report); nothing of the moment (times, dates, host), which would change bytes. `machines`: the
-    mode's promise in English (words.yaml has it per language), None for a mode that makes none."""
+    the report); nothing of the moment (times, dates, host), which would change bytes (words.yaml says, per
+    language, which machines give each mode's bytes)."""
     mode = numerics["in_use"]
     used = numerics["modes"][mode]
     return {
@@ -20,5 +18,4 @@ def environment(numerics):
         "capability": used["capability"],
         "fingerprint": used["fingerprint"],
         "cpu": numerics["cpu"],
-        "machines": MACHINES.get(mode),
     }
