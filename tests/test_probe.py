@@ -216,3 +216,14 @@ def test_stage_writes_metrics_and_tables(tmp_path, monkeypatch):
     assert {"residual_table.csv", "grad_norms.csv", "jacobian_sweep.csv"} <= tables
     header = Path("metrics/probe/residual_table.csv").read_text().splitlines()[0]
     assert header.startswith("layers,with_sum_fd,with_sum_autograd")
+
+
+@pytest.mark.parametrize("positions", ["sinusoidal", "randomized", "offset", "bos", "alibi", "learned"])
+def test_every_positions_scheme_gives_the_probes_seeded_inputs(positions):
+    """The depth probes embed source and decoder input as one decoding session would: a scheme that
+    draws at test time (randomized) draws the decoder's positions after the encoder's, from `seed`."""
+    model = depth_probes.seeded_model(dataclasses.replace(TINY_MODEL, positions=positions), seed=0).eval()
+    src, tgt_in = torch.randint(1, 11, (3, 6)), torch.randint(0, 11, (3, 6))
+    first, again = (depth_probes.embedded_inputs(model, src, tgt_in, seed=4) for _ in range(2))
+    assert all(torch.equal(a, b) for a, b in zip(first, again, strict=True))
+    assert first[1].shape == (3, 6, TINY_MODEL.d_model)

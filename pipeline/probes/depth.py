@@ -122,7 +122,9 @@ def embedded_inputs(model: Transformer, src, tgt_in, seed):
     (eval mode); a positions scheme that draws at test time draws from `seed`."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        return model.embed(model.positions.source(src), encoder=True), model.embed(tgt_in)
+        x = model.embed(model.positions.source(src), encoder=True)
+        drawn = model.decoder_positions(x)  # the encoder's input has its memory's shape
+        return x, model.embed(tgt_in, drawn=drawn)
 
 
 def jacobian_norms(model: Transformer, src, tgt_in, with_sum, seed):
