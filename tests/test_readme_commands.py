@@ -48,13 +48,16 @@ def test_every_shown_command_runs_or_says_why_not():
 
 
 def wait_for_queue(repo, limit=600):
-    """Until no queued or running experiment is left; then every one of them must have succeeded."""
-    deadline = time.monotonic() + limit
+    """Until no queued or running experiment is left; then every one of them must have succeeded.
+    Each look is a `dvc` process (a second and a half of CPU), so the looks thin out as the wait
+    grows: the CPU goes to the experiment, and to the tests beside it."""
+    deadline, pause = time.monotonic() + limit, 2.0
     while time.monotonic() < deadline:
         status = run(["dvc", "queue", "status"], repo).stdout
         if not re.search(r"\b(Queued|Running)\b", status):
             break
-        time.sleep(3)
+        time.sleep(pause)
+        pause = min(pause * 1.5, 10.0)
     else:
         raise AssertionError(f"the queue did not finish in {limit} s:\n{status}")
     assert "Failed" not in status and "Success" in status, status

@@ -42,6 +42,7 @@ def save(fig, path):
     """Write the figure as PNG, atomically, trimmed to what it draws. No "Software" entry and no
     date in the PNG's metadata, so that the same figure is the same bytes."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", bbox_inches="tight", metadata={"Software": None})
+    bbox = fig.get_tightbbox(fig.canvas.get_renderer()).padded(plt.rcParams["savefig.pad_inches"])
+    fig.savefig(buffer, format="png", bbox_inches=bbox, metadata={"Software": None})
     plt.close(fig)
     files.write_bytes(path, buffer.getvalue())
