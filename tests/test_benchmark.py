@@ -12,10 +12,12 @@ import torch
 
 from pipeline.core.data import make_datasets
 from pipeline.core.training import train_model
+from pipeline.infra import numerics
 from pipeline.model.reference import ReferenceTransformer
 from pipeline.model.transformer import Transformer, count_parameters
 from pipeline.report.benchmark_figure import load_benchmark, plot_benchmark
-from pipeline.tools.benchmark import machine, train_step
+from pipeline.tools import step_profile
+from pipeline.tools.benchmark import machine, study_batches, train_step
 from pipeline.tools.benchmark.output import write_results
 from pipeline.tools.benchmark.timing import interleaved, round_robin, spread
 from pipeline.tools.benchmark.train_step import ParameterAdam
@@ -73,6 +75,24 @@ def test_a_busy_machine_is_named_and_recorded(monkeypatch, capsys):
     described = machine.describe(1.5, quick=True)
     assert described["busy_machine"] and described["load_average_per_core_before"] == 0.75
     assert described["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
+    assert described["numerics_mode"] == numerics.mode()  # the products' speed depends on MKL's branch
+
+
+def test_the_step_profile_counts_every_operation_once():
+    """Each operator's time lands in exactly one group (the named ones, or everything else), per step."""
+    self_us = {"aten::mm": 4000, "aten::bmm": 2000, "aten::copy_": 1000, "aten::embedding": 500}
+    calls = {"aten::mm": 8, "aten::bmm": 4, "aten::copy_": 2, "aten::embedding": 2}
+    groups = step_profile.grouped(self_us, calls, steps=2)
+    assert groups["matrix products (mm, bmm, addmm)"] == (3.0, 6.0)  # ms and calls per step
+    assert groups["copies (copy_)"] == (0.5, 1.0) and groups[step_profile.REST] == (0.25, 1.0)
+    assert sum(ms for ms, _ in groups.values()) == sum(self_us.values()) / 1e3 / 2
+    names = [op for ops in step_profile.GROUPS.values() for op in ops]
+    assert len(names) == len(set(names))  # no operator in two groups
+
+
+def test_the_step_profile_refuses_too_few_steps_in_one_line(capsys):
+    with pytest.raises(SystemExit, match=r"--steps = 3 is invalid: expected an integer >= 8"):
+        step_profile.main(["--steps", "3"])
 
 
 def test_the_figure_reads_the_files_the_benchmark_writes(tmp_path):
@@ -107,3 +127,14 @@ def test_the_figure_reads_the_files_the_benchmark_writes(tmp_path):
     assert (tmp_path / "benchmark" / "seeds.csv").read_bytes().count(b"\r") == 0
     plot_benchmark(tmp_path / "benchmark.json", tmp_path / "figure.png")
     assert (tmp_path / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_study_batches_measure_runs_each_mixed_variant_both_ways():
+    """The one-length batches measure trains a study variant's own model and recipe (not the
+    lesson's parameters with a variant's recipe laid in), mixed and by length, at toy size."""
+    small = {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "max_len": 16}
+    params = tiny_params(study={"model": small, "train": {"batch_size": 8, "warmup": 2}})
+    metrics, table = study_batches.measure(params, quick=True)
+    assert list(table["variant"]) == list(params.study.variants)[:2]
+    assert (table["mixed_ms"] > 0).all() and (table["by_length_ms"] > 0).all()
+    assert set(metrics) == {f"study_batches_speedup_{v}" for v in table["variant"]}

@@ -25,8 +25,9 @@ def plot_benchmark(data, path):
     draw_decoding(axes[0, 1], t["decoding"], m)
     draw_throughput(axes[1, 0], t["throughput"])
     draw_seeds(axes[1, 1], t["seeds"], m)
+    mode = f", numerics {m['numerics_mode']}" if "numerics_mode" in m else ""  # records before it lack it
     fig.suptitle(
-        f"Speed on {m['cpu']} ({m['cpu_count']} cores), torch {m['torch']}, {m['threads']} thread; "
+        f"Speed on {m['cpu']} ({m['cpu_count']} cores), torch {m['torch']}, {m['threads']} thread{mode}; "
         f"load average {m['load_average_before']:.2f} before the run, {m['load_average_after']:.2f} after it",
         fontsize=10,
     )

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import torch
 
+from pipeline.infra import numerics
+
 # Above this 1-minute load average per core, other work already competes for the cores at the start.
 BUSY_LOAD_PER_CORE = 0.5
 
@@ -51,6 +53,7 @@ def describe(load_before, quick):
         "python": sys.version.split()[0],
         "cpu": cpu_name(),
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),  # the SIMD kernels ATen runs
+        "numerics_mode": numerics.mode(),  # MKL's branch: the matrix products' speed depends on it
         "cpu_count": cores(),
         "threads": torch.get_num_threads(),
         "load_average_before": load_before,

@@ -22,11 +22,11 @@ def measure(params: Params, quick):
     rows, m = [], {}
     for variant in variants:
         config, recipe, lengths = variant_recipe(params, variant)
-        short = dataclasses.replace(params, model=config, train=dataclasses.replace(recipe, steps=steps))
+        recipe = dataclasses.replace(recipe, steps=steps)
         data = training_set(lengths, steps * recipe.batch_size * 4, 0)
         times = {"mixed": [], "by_length": []}
         for b in round_robin(times, rounds):
-            times[b] += step_durations(short, data, {"batches": b})[warmup:]
+            times[b] += step_durations(config, recipe, data, {"batches": b})[warmup:]
         mixed, by_length = spread_ms(times["mixed"]), spread_ms(times["by_length"])
         ratio = mixed["median_ms"] / by_length["median_ms"]
         rows.append(

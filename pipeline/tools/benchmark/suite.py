@@ -3,6 +3,7 @@
 import torch
 
 from pipeline.core.params import load_params
+from pipeline.infra import numerics
 from pipeline.tools.benchmark import (
     cached_decoding,
     flops,
@@ -15,7 +16,7 @@ from pipeline.tools.benchmark import (
 
 # Printed and recorded, never asserted: timings on a shared machine are not a test.
 TARGETS = {
-    "train_step_speedup": 1.3,  # our step against nn.Transformer of the same computation
+    "train_step_speedup": 1.5,  # our step against nn.Transformer of the same computation
     "fraction_of_peak": 0.25,  # of the one-thread matmul peak
     "seeds_ratio_over_ideal": 1.1,  # every seed at once against one: within 10 % of seeds / cores
     "cached_speedup_64": 3.0,
@@ -40,6 +41,7 @@ def run(quick=False):
     steps, rounds and rows, whose numbers mean little."""
     torch.set_num_threads(1)  # as the train and evaluate stages run
     load_before = machine.check_load_at_start()
+    print(f"numerics mode {numerics.mode()}: every measure below computes in it", flush=True)
     params = load_params()
     m, tables = {}, {}
     # 1. the training step, ours against nn.Transformer of the same shape

@@ -54,11 +54,12 @@ IMPLEMENTATIONS = {
 }
 
 
-def step_durations(params: Params, data, options):
-    """Seconds of every training step after the first, from the loop's own on_step call."""
+def step_durations(config, recipe, data, options):
+    """Seconds of every training step after the first, from the loop's own on_step call: the model
+    `config` trained by `recipe` (the lesson's, or a study variant's) on `data`."""
     stamps = []
     on_step = lambda *_: stamps.append(time.perf_counter())  # noqa: E731
-    train_model(params.model, params.train, 0, data, on_step=on_step, **options)
+    train_model(config, recipe, 0, data, on_step=on_step, **options)
     return np.diff(stamps).tolist()
 
 
@@ -69,7 +70,7 @@ def time_steps(params: Params, steps, rounds, warmup):
     short, data = with_steps(params, steps), training_rows(params, steps)
     times = {name: [] for name in IMPLEMENTATIONS}
     for name in round_robin(IMPLEMENTATIONS, rounds):
-        times[name] += step_durations(short, data, IMPLEMENTATIONS[name][1])[warmup:]
+        times[name] += step_durations(short.model, short.train, data, IMPLEMENTATIONS[name][1])[warmup:]
     return times
 
 
