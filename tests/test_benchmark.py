@@ -91,8 +91,13 @@ def test_the_step_profile_counts_every_operation_once():
 
 
 def test_the_step_profile_refuses_too_few_steps_in_one_line(capsys):
-    with pytest.raises(SystemExit, match=r"--steps = 3 is invalid: expected an integer >= 8"):
+    with pytest.raises(SystemExit) as stop:
         step_profile.main(["--steps", "3"])
+    assert stop.value.code == 2
+    assert (
+        capsys.readouterr().err
+        == "error: --steps = 3 is invalid: expected an integer >= 8 (the first warm up)\n"
+    )
 
 
 def test_the_figure_reads_the_files_the_benchmark_writes(tmp_path):

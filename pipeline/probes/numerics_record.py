@@ -48,13 +48,19 @@ def mode_entries(record, mode):
     return {**measured["operations"], "training_steps": measured["training_steps"]}
 
 
-def measure_mode(mode):
+def in_fresh_process(mode, code, what):
+    """The JSON the Python `code` prints last, run in a fresh process pinned in numerics mode `mode`;
+    `what` names the work in the one-line error where it fails."""
     env = {**os.environ, numerics.MODE_ENV: mode}
     env.pop(numerics.UNPINNED_ENV, None)
-    out = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     if out.returncode:
-        raise PipelineError(f"the fingerprint of mode {mode} failed: {out.stderr.strip().splitlines()[-1]}")
-    measured = json.loads(out.stdout.splitlines()[-1])
+        raise PipelineError(f"{what} of mode {mode} failed: {out.stderr.strip().splitlines()[-1]}")
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def measure_mode(mode):
+    measured = in_fresh_process(mode, CHILD, "the fingerprint")
     operations = dict(measured["entries"])
     training = operations.pop("training_steps")
     return {

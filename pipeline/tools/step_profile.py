@@ -10,15 +10,13 @@ printed beside it.
 """
 
 import argparse
-import json
-import os
-import subprocess
-import sys
 import time
 
 import numpy as np
 
 from pipeline.infra import numerics
+from pipeline.infra.errors import PipelineError, stage_entry
+from pipeline.probes.numerics_record import in_fresh_process
 
 # What each group holds: ATen's operator names. Anything else (autograd's bookkeeping, the embedding,
 # the loss) is counted under "everything else".
@@ -83,11 +81,7 @@ def profile_mode(mode, steps):
         "import pipeline, json; from pipeline.tools import step_profile as p; "
         f"print(json.dumps(p.profile_this_process({steps})))"
     )
-    env = {**os.environ, numerics.MODE_ENV: mode}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    if out.returncode:
-        sys.exit(f"error: the profile in mode {mode} failed: {out.stderr.strip().splitlines()[-1]}")
-    return json.loads(out.stdout.splitlines()[-1])
+    return in_fresh_process(mode, code, "the step profile")
 
 
 def table(profiles):
@@ -104,6 +98,7 @@ def table(profiles):
     return "\n".join(lines)
 
 
+@stage_entry
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m pipeline.tools.step_profile", description=__doc__.split("\n\n")[0]
@@ -111,7 +106,9 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=40, help="training steps profiled in each mode (40)")
     args = parser.parse_args(argv)
     if args.steps < 8:
-        sys.exit(f"error: --steps = {args.steps} is invalid: expected an integer >= 8 (the first warm up)")
+        raise PipelineError(
+            f"--steps = {args.steps} is invalid: expected an integer >= 8 (the first warm up)"
+        )
     profiles = {}
     for mode in numerics.MODES:
         print(f"profiling {args.steps} steps in mode {mode} ...", flush=True)
