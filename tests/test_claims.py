@@ -6,6 +6,7 @@ import importlib
 import math
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -140,9 +141,30 @@ def test_a_claim_that_applies_is_judged_and_one_without_its_value_stops_the_repo
 
 
 def test_a_quantity_computed_from_metrics_the_run_did_not_write_stops_the_report_naming_the_claim(tiny):
-    measured = Measured({}, tiny.train.seeds, 20, {"q.x": lambda: {}["loss_step_1200"]})
+    measured = Measured({}, {}, tiny.train.seeds, 20, {"q.x": lambda: {}["loss_step_1200"]})
     with pytest.raises(DataError, match="claim a applies, but 'loss_step_1200' was not measured"):
         evaluate([claim_entry(value="q.x")], measured, tiny)
+
+
+def test_a_claim_reads_a_tidy_table_through_a_query_and_one_that_finds_no_row_stops_the_report(tiny):
+    seeds = tiny.train.seeds
+    losses = pd.DataFrame({"seed": [*seeds, *seeds], "steps": [1] * len(seeds) + [2] * len(seeds)})
+    losses["loss"] = [0.5 + s for s in seeds] + [0.25 + s for s in seeds]
+    measured = Measured({}, {"train/losses": losses}, seeds, 20, {})
+    query = {"table": "train/losses", "column": "loss", "steps": 2}
+    assert measured.query(query)["values"] == [0.25 + s for s in seeds]
+    judged = evaluate([claim_entry(value=query, rule="seeds", expected=0.25)], measured, tiny)
+    assert judged[0].per_seed == tuple(0.25 + s for s in seeds)
+    by_length = pd.DataFrame({"length": [8, 10], "starts_with_0": [0.5, 0.625]})  # a table without seeds
+    measured.tables["data/by_length"] = by_length
+    assert measured.query({"table": "data/by_length", "column": "starts_with_0", "length": 10}) == 0.625
+    for wrong, missing in (
+        ({"steps": 3}, "for seeds"),
+        ({"table": "train/loss"}, "table"),
+        ({"step": 2}, "column"),
+    ):
+        with pytest.raises(DataError, match=f"claim a applies, but its query finds no .*{missing}"):
+            evaluate([claim_entry(value=query | wrong, rule="seeds", expected=0.25)], measured, tiny)
 
 
 def test_a_claim_is_left_out_only_where_its_applies_says_the_run_does_not_measure_it(tiny):

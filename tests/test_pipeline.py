@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+import pandas as pd
 import pytest
 from tiny_clone import BIN, TINY, run, write_params
 
@@ -18,24 +19,37 @@ from pipeline.infra import numerics
 pytestmark = pytest.mark.slow  # a real `dvc repro` of a tiny configuration, each test in its own copy
 
 
-def detail(repo, stage):
-    return json.loads((repo / f"metrics/{stage}/summary.json").read_text())
+def table(repo, name):
+    return pd.read_csv(repo / f"metrics/{name}.csv")
 
 
 def test_dvc_repro_writes_the_metrics(reproduced_clone):
     repo, output = reproduced_clone
-    train, evaluate, data, study = (detail(repo, s) for s in ("train", "evaluate", "data", "study"))
+    data, train = (json.loads((repo / f"metrics/{stage}.json").read_text()) for stage in ("data", "train"))
     assert round(train["loss_floor"], 3) == 0.514
-    assert {"loss_final_seed0", "loss_final_seed1", "loss_step_30"} <= train.keys()
-    for key in ("greedy_seq_acc", "tf_seq_acc", "length_3_seq_acc", "length_5_digit_acc"):
-        assert 0.0 <= evaluate[key] <= 1.0 and f"{key}_std" in evaluate and f"{key}_seed1" in evaluate
-    assert data["test_overlap_total"] == 0
+    for stage in ("data", "train", "evaluate", "norm", "study"):  # their detail is tables (the train logs)
+        assert not (repo / f"metrics/{stage}/summary.json").exists()
+    accuracy, at_trained = table(repo, "evaluate/accuracy"), table(repo, "evaluate/by_seed")
+    assert set(accuracy["seed"]) == {0, 1} == set(at_trained["seed"])
+    assert {(d, n) for d, n in zip(accuracy["decoder"], accuracy["length"], strict=True)} >= {
+        ("greedy", 3),
+        ("greedy", 5),
+        ("tf", 5),
+    }
+    assert accuracy[["seq_acc", "digit_acc"]].stack().between(0, 1).all()
+    assert at_trained[["greedy_seq_acc", "tf_seq_acc", "beam_seq_acc"]].stack().between(0, 1).all()
+    assert set(table(repo, "norm/by_seed")["norm"]) == {"post", "pre"}
+    assert data["test_overlap_total"] == 0 and table(repo, "data/by_length")["length"].tolist() == [3, 5]
+    per_seed, bar = table(repo, "study/per_seed"), table(repo, "study/bar").set_index("variant")
     for variant, seed in (("pipeline", 1), ("bos_mixed", 101)):  # train.seeds, the study's held-out
-        assert (
-            0.0 <= study[f"{variant}_length_8_seq_acc"] <= 1.0
-            and f"{variant}_length_8_seq_acc_seed{seed}" in study
+        rows = per_seed[
+            (per_seed["variant"] == variant) & (per_seed["seed"] == seed) & (per_seed["length"] == 8)
+        ]
+        assert len(rows) == 1 and 0.0 <= rows["seq_acc"].item() <= 1.0
+        assert 0.0 <= bar.loc[variant, "bar_min_seq_acc"] <= 1.0 and bar.loc[variant, "meets_bar"] in (
+            True,
+            False,
         )
-        assert f"{variant}_bar_min_seq_acc" in study and f"{variant}_meets_bar" in study
     diagnosis = json.loads((repo / "metrics/study/diagnosis.json").read_text())
     assert {"bos_mixed", "handset"} <= set(diagnosis["variants"]) and "handset" in diagnosis["gates"]
     assert not (repo / "metrics/study/diagnosis.md").exists()  # the report words it, from the numbers
@@ -111,7 +125,10 @@ def test_the_headline_metrics_fit_one_screen(reproduced_clone):
     study = json.loads((repo / "metrics/study.json").read_text())
     best = study["best_variant"]
     assert best in ("bos_mixed", "bos_mixed_sums")
-    assert study["best_bar_min_seq_acc"] == detail(repo, "study")[f"{best}_bar_min_seq_acc"]
+    assert (
+        study["best_bar_min_seq_acc"]
+        == table(repo, "study/bar").set_index("variant").loc[best, "bar_min_seq_acc"]
+    )
 
 
 def commit_all(repo, message):

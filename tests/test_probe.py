@@ -15,6 +15,7 @@ from pipeline.core.batching import make_batch
 from pipeline.core.data import make_datasets
 from pipeline.infra import files
 from pipeline.infra.errors import DataError
+from pipeline.infra.results import one, read_table
 from pipeline.infra.rules import as_dict
 from pipeline.model.checkpoint import save_checkpoint
 from pipeline.model.transformer import Transformer
@@ -208,14 +209,24 @@ def test_stage_writes_metrics_and_tables(tmp_path, monkeypatch):
     metrics = json.loads(Path("metrics/probe/summary.json").read_text())
     assert set(headline) == set(HEADLINE) and all(headline[k] == metrics[k] for k in headline)
     assert metrics["layernorm_row0_shift_per_column"] == pytest.approx(1.889, abs=5e-4)
-    assert f"{metrics['residual_without_sum_12']:.3e}" == "5.182e-07"
+    residual = read_table("metrics/probe/residual_table.csv")  # each depth a row, every float exact
+    assert f"{one(residual, 'without_sum_fd', layers=12):.3e}" == "5.182e-07"
+    assert list(residual.columns[:3]) == ["layers", "with_sum_fd", "with_sum_autograd"]
     assert metrics["encoder_block_params_lesson6"] == 3_150_336
     assert metrics["base_model_params"] == 63_082_496
-    assert "grad_post_trained_encoder0_self_attn" in metrics and "grad_pre_init_bottom_over_top" in metrics
+    assert "grad_pre_init_bottom_over_top" in metrics and not any(
+        k.startswith("residual_with_sum_1") for k in metrics
+    )
+    grads = read_table("metrics/probe/grad_norms.csv")
+    assert set(grads.columns) >= {"stack", "layer", "sublayer", "post_init", "pre_init", "post_trained"}
     tables = {path.name for path in Path("metrics/probe").iterdir()}
-    assert {"residual_table.csv", "grad_norms.csv", "jacobian_sweep.csv"} <= tables
-    header = Path("metrics/probe/residual_table.csv").read_text().splitlines()[0]
-    assert header.startswith("layers,with_sum_fd,with_sum_autograd")
+    assert {
+        "residual_table.csv",
+        "grad_norms.csv",
+        "jacobian_sweep.csv",
+        "paths.csv",
+        "layernorm_cell.csv",
+    } <= tables
 
 
 @pytest.mark.parametrize("positions", ["sinusoidal", "randomized", "offset", "bos", "alibi", "learned"])

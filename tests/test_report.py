@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def pages():
     params = load_params(ROOT / "params.yaml")
-    m = read_metrics(ROOT / "metrics")
+    m = read_metrics(ROOT / "metrics", params.train.seeds)
     claims = evaluate(load_claims(), quantities(params, m, m["benchmark"]), params)
     return render(report_context(params, m, claims, environment(m["numerics"]))), claims
 
@@ -37,7 +37,7 @@ def test_the_default_parameters_judge_every_claim(pages):
 
 def test_a_misspelt_value_stops_the_report_naming_its_claim():
     params = load_params(ROOT / "params.yaml")
-    m = read_metrics(ROOT / "metrics")
+    m = read_metrics(ROOT / "metrics", params.train.seeds)
     entries = load_claims()
     entries[7] = {**entries[7], "value": entries[7]["value"] + "_x"}
     with pytest.raises(DataError, match=f"claim {entries[7]['id']} applies, but nothing measures"):

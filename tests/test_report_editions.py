@@ -48,7 +48,7 @@ ENGLISH = re.compile(
 @pytest.fixture(scope="module")
 def pages():
     params = load_params(ROOT / "params.yaml")
-    m = read_metrics(ROOT / "metrics")
+    m = read_metrics(ROOT / "metrics", params.train.seeds)
     claims = evaluate(load_claims(), quantities(params, m, m["benchmark"]), params)
     return render(report_context(params, m, claims, environment(m["numerics"])))
 

@@ -14,8 +14,8 @@ from pipeline.infra.errors import ConfigError, PipelineError
 from pipeline.model.attention import WEIGHTS
 from pipeline.model.positions import SCHEMES
 from pipeline.study.diagnosis import first_errors
-from pipeline.study.gather import load_variant, summarise
-from pipeline.study.outputs import length_table
+from pipeline.study.gather import bar_standing, load_variant
+from pipeline.study.outputs import accuracy_rows, length_table, variant_table
 from pipeline.study.sets import every_sequence, make_test_sets
 from tests.conftest import model_config
 from tests.test_params import DEFAULT, with_value
@@ -135,23 +135,29 @@ def test_test_sets_hold_every_short_sequence_and_avoid_training():
     assert not set(row_keys(sets[5], np.full(200, 5))) & keys
 
 
-def test_summary_and_bar():
+def test_the_bar_standing_and_the_tables_by_length():
     seed = {
         k: v
         for n in range(1, 23)
         for k, v in [(f"length_{n}_seq_acc", 1 - 0.0001 * n), (f"length_{n}_digit_acc", 1)]
     }
-    per_seed = {0: seed, 3: {**seed, "length_17_seq_acc": 0.95}}
-    out = summarise(per_seed, range(1, 23), BAR)
-    assert out["length_17_seq_acc_seed3"] == 0.95 and out["length_17_seq_acc_seed0"] == 0.9983
+    rows = accuracy_rows({("a", 0): seed, ("a", 3): {**seed, "length_17_seq_acc": 0.95}}, range(1, 23))
+    assert (
+        len(rows) == 44 and {"variant": "a", "seed": 3, "length": 17, "seq_acc": 0.95, "digit_acc": 1} in rows
+    )
+    seq_acc = {n: [r["seq_acc"] for r in rows if r["length"] == n] for n in range(1, 23)}
+    out = bar_standing(seq_acc, 2, BAR)
     assert out["bar_worst_length"] == 17 and not out["meets_bar"] and out["bar_up_to_length"] == 16
-    assert out["length_17_seq_acc"] == pytest.approx((0.9983 + 0.95) / 2)
-    assert out["mean_seq_acc_21_22"] == pytest.approx(1 - 0.00215)
-    five = {s: seed for s in range(BAR.min_seeds)}
-    assert summarise(five, range(1, 23), BAR)["meets_bar"]
-    assert not summarise(dict(list(five.items())[:-1]), range(1, 23), BAR)["meets_bar"]  # a seed too few
-    table = length_table({"a": out}, [1, 2]).splitlines()
+    assert (
+        out["bar_min_seq_acc"] == pytest.approx((0.9983 + 0.95) / 2) and out["bar_min_seed_seq_acc"] == 0.95
+    )
+    assert out["mean_seq_acc_beyond_bar"] == pytest.approx(1 - 0.00215)  # lengths 21-22, past the bar's 1-20
+    clean = {n: [1 - 0.0001 * n] * BAR.min_seeds for n in range(1, 23)}
+    assert bar_standing(clean, BAR.min_seeds, BAR)["meets_bar"]
+    assert not bar_standing(clean, BAR.min_seeds - 1, BAR)["meets_bar"]  # a seed too few
+    table = length_table(rows, ["a"], [1, 2]).splitlines()
     assert table[0] == "length,a,a_std,a_min,a_max" and table[1].startswith("1,0.999900,0.000000")
+    assert variant_table(rows, "a").splitlines()[17].startswith("17,0.974150,0.034")
 
 
 def test_repeat_heavy_rows_hold_many_copies_of_one_digit():

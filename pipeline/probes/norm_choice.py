@@ -16,13 +16,16 @@ from pipeline.core.decoding import greedy_accuracy
 from pipeline.core.params import Params
 from pipeline.core.training import train_model
 from pipeline.infra.device import set_up_worker
+from pipeline.infra.results import paired_difference
 from pipeline.model.checkpoint import checkpoint_path, load_checkpoint
 
-HEADLINE = ("post_seq_acc", "pre_seq_acc", "post_minus_pre")  # the rest: metrics/norm/summary.json
+HEADLINE = ("post_seq_acc", "pre_seq_acc", "post_minus_pre")  # the rest: metrics/norm/by_seed.csv
+COLUMNS = ["seed", "norm", "retrained", "seq_acc", "loss_last100_mean"]
 
 
 def compare_seed(params: Params, seed, source, batch_size, train_path, models_dir):
-    """Worker: train `seed` with the norm the pipeline's model lacks and score both."""
+    """Worker: train `seed` with the norm the pipeline's model lacks and score both: one row per norm
+    (its loss only for the one trained here; the pipeline's is the train stage's)."""
     device = set_up_worker(params.train.device)
     other = "pre" if params.model.norm == "post" else "post"
     data = load_npz(train_path, ["source", "target", "lengths"])
@@ -30,19 +33,26 @@ def compare_seed(params: Params, seed, source, batch_size, train_path, models_di
         dataclasses.replace(params.model, norm=other), params.train, seed, data, device
     )
     models = {other: trained.cpu(), params.model.norm: load_checkpoint(checkpoint_path(models_dir, seed))[0]}
-    return {
-        **{f"{norm}_seq_acc": greedy_accuracy(m.eval(), source, batch_size)[0] for norm, m in models.items()},
-        f"{other}_loss_last100_mean": statistics.fmean(losses[-100:]),
-    }
+    loss = {other: statistics.fmean(losses[-100:]), params.model.norm: None}
+    return [
+        {
+            "seed": seed,
+            "norm": norm,
+            "retrained": norm == other,
+            "seq_acc": greedy_accuracy(m.eval(), source, batch_size)[0],
+            "loss_last100_mean": loss[norm],
+        }
+        for norm, m in models.items()
+    ]
 
 
-def paired_summary(per_seed):
-    """Each seed's post - pre difference, and its mean with twice its standard error over seeds."""
-    diffs = [r["post_seq_acc"] - r["pre_seq_acc"] for r in per_seed.values()]
-    se = statistics.stdev(diffs) / len(diffs) ** 0.5 if len(diffs) > 1 else 0.0
+def paired_summary(post, pre):
+    """Post-norm against pre-norm (`post`, `pre`: exact sequences, one per seed, in the same order):
+    their means, and the difference's mean with twice its standard error over seeds."""
+    paired = paired_difference(post, pre)
     return {
-        "post_minus_pre": statistics.fmean(diffs),
-        "post_minus_pre_2se": 2 * se,
-        "post_minus_pre_min": min(diffs),
-        "post_minus_pre_max": max(diffs),
+        "post_seq_acc": statistics.fmean(post),
+        "pre_seq_acc": statistics.fmean(pre),
+        "post_minus_pre": paired["mean"],
+        "post_minus_pre_2se": paired["two_se"],
     }

@@ -30,26 +30,11 @@ PAPER_VOCAB = 37000  # the paper's shared source-target vocabulary, "about 37000
 
 
 def lesson6_metrics(ln, table, steps, paths, acct, decoder_block, base, paper_acct_32):
-    """The model-free claims as flat, readable keys."""
-    m = {}
-    for name, values in [
-        ("in_mean", ln.in_mean),
-        ("in_std", ln.in_std),
-        ("out_mean", ln.out_mean),
-        ("out_std", ln.out_std),
-        ("affine_mean", ln.affine_mean),
-        ("affine_std", ln.affine_std),
-    ]:
-        m.update({f"layernorm_{name}_row{i}": float(v) for i, v in enumerate(values)})
+    """The model-free claims' single numbers, by readable names."""
+    m = {}  # each row, depth and block of the cells: their tables (layernorm_cell, residual_table, paths)
     m["layernorm_row0_shift_per_row"] = ln.row0_shift_per_row
     m["layernorm_row0_shift_per_column"] = ln.row0_shift_per_column
     m["layernorm_torch_vs_numpy_max_abs"] = lesson6.torch_layernorm_gap(ln.X)
-    for row in table:
-        n = row["layers"]
-        for kind in ("with_sum", "without_sum"):
-            m[f"residual_{kind}_{n}"] = row[f"{kind}_fd"]
-            m[f"residual_{kind}_{n}_autograd"] = row[f"{kind}_autograd"]
-            m[f"residual_{kind}_{n}_rel_diff"] = row[f"{kind}_rel_diff"]
     with_sum = [r["with_sum_fd"] for r in table]
     m["residual_with_sum_min"], m["residual_with_sum_max"] = min(with_sum), max(with_sum)
     first, last = table[0]["without_sum_fd"], table[-1]["without_sum_fd"]
@@ -59,9 +44,6 @@ def lesson6_metrics(ln, table, steps, paths, acct, decoder_block, base, paper_ac
     at_lesson_h = min(steps, key=lambda r: abs(math.log10(r["h"] / 1e-5)))
     m["residual_fd_float32_rel_err_without_sum"] = at_lesson_h["without_sum_rel_err_float32"]
     m["residual_fd_float32_rel_err_with_sum"] = at_lesson_h["with_sum_rel_err_float32"]
-    for row in paths:
-        m[f"paths_terms_{row['blocks']}"] = row["terms"]
-        m[f"paths_through_no_sublayer_{row['blocks']}"] = row["terms_through_no_sublayer"]
     m["paths_max_abs_error"] = max(r["max_abs_error"] for r in paths)
     m.update(
         {
@@ -111,11 +93,9 @@ def grad_table(runs):
 
 
 def grad_metrics(rows, runs):
-    """Per run: every sublayer's gradient norm, bottom over top, and the spread within each stack."""
+    """Per run: bottom over top and the spread within each stack (each sublayer's norm: grad_norms)."""
     m = {}
     for name in runs:
-        for r in rows:
-            m[f"grad_{name}_{r['stack']}{r['layer']}_{r['sublayer']}"] = r[name]
         bottom, top = rows[0][name], rows[-1][name]
         m[f"grad_{name}_bottom_over_top"] = bottom / top
         for stack in ("encoder", "decoder"):
@@ -125,13 +105,12 @@ def grad_metrics(rows, runs):
 
 
 def sweep_metrics(sweep):
-    """Per variant: the Jacobian norm at the shallowest and deepest stack, and the factor per layer."""
+    """Per variant: the Jacobian norm's factor per layer, from the shallowest stack to the deepest
+    (each depth's norm: jacobian_sweep)."""
     m, first, last = {}, sweep[0], sweep[-1]
     for column in first:
         if column == "layers":
             continue
-        m[f"jacobian_{column}_{first['layers']}"] = first[column]
-        m[f"jacobian_{column}_{last['layers']}"] = last[column]
         m[f"jacobian_{column}_per_layer"] = depth_probes.decay_per_layer(
             first[column], last[column], first["layers"], last["layers"]
         )

@@ -113,6 +113,13 @@ def applies(entry, params):
 def measured_value(entry, quantities):
     """The value a claim that applies reads; none is an error that names the claim."""
     hint = "check its `value:` in claims.yaml, or its `applies:`"
+    if isinstance(entry["value"], dict):  # a query of a tidy table
+        try:
+            return quantities.query(entry["value"])
+        except KeyError as missing:
+            raise DataError(
+                f"claim {entry['id']} applies, but its query finds no {missing}: {hint}"
+            ) from None
     if entry["value"] not in quantities:
         raise DataError(f"claim {entry['id']} applies, but nothing measures {entry['value']}: {hint}")
     try:

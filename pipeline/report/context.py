@@ -7,10 +7,11 @@ from pathlib import Path
 
 import yaml
 
+from pipeline.infra.results import by_seed, one, select
 from pipeline.report.claims import counts, load_claims
 from pipeline.report.rules import LESSON_TEST_SIZE, t_975
 from pipeline.study.confirmation import confirmation
-from pipeline.study.ranking import bar_key, best_variant, recorded_bar
+from pipeline.study.ranking import best_variant
 
 # The lesson's measured numbers the first screen sets against ours, in the lesson's order.
 SUMMARY = """
@@ -34,18 +35,17 @@ def lesson_map(by_id):
     return listings
 
 
-def seed_values(m, key, seeds):
-    values = [m[f"{key}_seed{s}"] for s in seeds]
+def seed_values(values):
     return {"mean": statistics.fmean(values), "min": min(values), "max": max(values), "values": values}
 
 
-def greedy_gap(evaluate, seeds):
+def greedy_gap(greedy, seeds):
     """The lesson's two measurements of its one model at length 10 (99.5 % and 99.3 %, 1,000
     sequences each), pooled, against our seeds: how far above our mean and our best it lies."""
     entries = {e["id"]: e["expected"] for e in load_claims()}
     pooled = (entries["l10-greedy-seq"] + entries["l10-length-10-seq"]) / 2
     se = (pooled * (1 - pooled) / (2 * LESSON_TEST_SIZE)) ** 0.5
-    ours = seed_values(evaluate, "greedy_seq_acc", seeds)
+    ours = seed_values(greedy)
     n = len(seeds)  # one more run, as the trained claims' prediction interval has it, on the lesson's test
     sd = statistics.stdev(ours["values"]) if n > 1 else 0.0
     spread = math.hypot(sd * math.sqrt(1 + 1 / n), se)
@@ -63,31 +63,44 @@ def cross_attention_share(diagnosis, trained):
     return at and at["attention_on_written_digit"]
 
 
-def study_context(study, meta, diagnosis):
-    bar = recorded_bar(meta["bar"])
+def study_context(tables, meta, diagnosis):
+    """Each variant's parameters and results (its row of the bar table, its mean by length)."""
+    bar_rows = {r["variant"]: r for r in tables["study/bar"].to_dict("records")}
     names = [v for v in meta["variants"] if v not in ("pipeline", "handset")]  # the trained variants
-    lowest = bar_key("min_seq_acc")
-    best = best_variant(study, names, bar) if names else None
+    accuracy = tables["study/per_seed"]
     rows = {}
     for v in meta["variants"]:
-        tested = [int(n) for n in meta["test_sets"] if f"{v}_length_{n}_seq_acc" in study]
+        standing, mine = bar_rows[v], select(accuracy, variant=v)
         rows[v] = {  # the variant's parameters, then its results
             **meta["variants"][v],
-            "reach": study[f"{v}_bar_up_to_length"],
-            "lowest": study[f"{v}_{lowest}"],
-            "worst_length": study[f"{v}_{bar_key('worst_length')}"],
-            "seed_floor": study[f"{v}_{bar_key('min_seed_seq_acc')}"],
-            "meets": study[f"{v}_meets_bar"],
-            "by_length": {n: study[f"{v}_length_{n}_seq_acc"] for n in sorted(tested)},
+            "reach": standing["bar_up_to_length"],
+            "lowest": standing["bar_min_seq_acc"],
+            "worst_length": standing["bar_worst_length"],
+            "seed_floor": standing["bar_min_seed_seq_acc"],
+            "meets": standing["meets_bar"],
+            "by_length": {int(n): statistics.fmean(g["seq_acc"]) for n, g in mine.groupby("length")},
             "diagnosis": diagnosis["variants"].get(v, {}),
             "gates": diagnosis.get("gates", {}).get(v, {}),
         }
     return {
         "bar": meta["bar"],
-        "best": best,
+        "best": best_variant(bar_rows, names) if names else None,
         "variants": rows,
         "lesson_model": diagnosis["lengths"],
         "trained": diagnosis["trained_lengths"],
+    }
+
+
+def residual_depths(table, depths):
+    """Lesson 6's residual cell at the shallowest and the deepest stack: the derivative without the
+    sum (finite differences, as the lesson takes it)."""
+    first, deepest = min(depths), max(depths)
+    without = {n: one(table, "without_sum_fd", layers=n) for n in (first, deepest)}
+    return {
+        "first": first,
+        "deepest": deepest,
+        "without_first": without[first],
+        "without_deepest": without[deepest],
     }
 
 
@@ -102,8 +115,9 @@ def report_context(params, m, claims, environment):
     """Everything the templates need: `m` holds each stage's summary and the files the report reads."""
     seeds = params.train.seeds
     by_id = {c.id: c for c in claims}
-    e, t = m["evaluate"], m["train"]
-    trained = max(params.data.train_lengths)
+    tables, trained = m["tables"], max(params.data.train_lengths)
+    accuracy, greedy = tables["evaluate/accuracy"], tables["evaluate/by_seed"]
+    final = by_seed(tables["train/losses"], "loss", seeds, steps=params.train.steps)
     return {
         "counts": counts(claims),
         "claims": claims,
@@ -116,14 +130,17 @@ def report_context(params, m, claims, environment):
         "test_lengths": list(params.data.test_lengths),
         "trained": trained,
         "steps": params.train.steps,
-        "loss": {**seed_values(t, "loss_final", seeds), "floor": t["loss_floor"]},
-        "lengths": {n: seed_values(e, f"length_{n}_seq_acc", seeds) for n in params.data.test_lengths},
-        "gap": greedy_gap(e, seeds) if f"greedy_seq_acc_seed{seeds[0]}" in e else None,
+        "loss": {**seed_values(final), "floor": m["train"]["loss_floor"]},
+        "lengths": {
+            n: seed_values(by_seed(accuracy, "seq_acc", seeds, decoder="greedy", length=n))
+            for n in params.data.test_lengths
+        },
+        "gap": greedy_gap(by_seed(greedy, "greedy_seq_acc", seeds), seeds),
         "example": m["example"],
         "attention_share": cross_attention_share(m["diagnosis"], trained),
         "probe": m["probe"],
-        "depths": {"first": min(params.probe.depths), "deepest": max(params.probe.depths)},
-        "study": study_context(m["study"], m["study_meta"], m["diagnosis"]),
+        "depths": residual_depths(tables["probe/residual_table"], params.probe.depths),
+        "study": study_context(tables, m["study_meta"], m["diagnosis"]),
         "search": search_context(m["search"]),
         "confirmation": confirmation(params, m["search"]["rows"]),
         "benchmark": m["benchmark"],

@@ -4,6 +4,8 @@ import csv
 import json
 from pathlib import Path
 
+import pandas as pd
+
 from pipeline.infra.errors import DataError
 
 
@@ -45,6 +47,16 @@ def read_losses(log_dir, seeds):
     """Every seed's logged training loss, step by step (the loop's TSV: step, loss)."""
     logs = [Path(log_dir) / f"seed_{s}/plots/metrics/loss.tsv" for s in seeds]
     return [[float(row["loss"]) for row in read_rows(log, delimiter="\t")] for log in logs]
+
+
+def loss_table(losses, seeds):
+    """The training logs as a tidy table: seed, steps taken (1 to train.steps) and that step's loss."""
+    rows = [
+        (s, i + 1, loss)
+        for s, seed_losses in zip(seeds, losses, strict=True)
+        for i, loss in enumerate(seed_losses)
+    ]
+    return pd.DataFrame(rows, columns=["seed", "steps", "loss"])
 
 
 def memory_tokens(example):

@@ -1,32 +1,42 @@
-"""What the claims read: every stage's measured numbers by `<stage>.<key>`, a trained result as its
-seeds' values, and the few quantities a claim states in a form of its own (`q.<name>`). Numbers
-only: the sentences are the templates'."""
+"""What the claims read: a stage's measured number by `<stage>.<key>`, a trained result as a query
+of a tidy table that returns its seeds' values, and the few quantities a claim states in a form of
+its own (`q.<name>`). Numbers only: the sentences are the templates'."""
 
 import statistics
 
 from pipeline.core import lesson
 from pipeline.core.recipe import loss_floor, smoothed_target
+from pipeline.infra.results import by_seed, one, paired_difference
 from pipeline.tokens import VOCAB
 
-STAGES = ("architecture", "data", "train", "evaluate", "norm", "probe")
+STAGES = ("architecture", "train", "probe")  # those whose single numbers claims read
 
 
 class Measured(dict):
     """{name: value, or how to compute it}, each computed when a claim reads it, so that a run which
     does not measure its inputs (a claim that does not apply) never computes it. `<stage>.<key>` is
-    looked up in that stage's metrics: a key measured per seed (<key>_seed<s>) comes back as
-    {"values": [one per seed], "items": test sequences}."""
+    looked up in that stage's metrics; a query ({table, column, and the rows' other columns' values})
+    of a table with seeds comes back as {"values": [the column, one per seed], "items": test
+    sequences}, and of one without them as the one row's number."""
 
-    def __init__(self, metrics, seeds, test_size, computed):
+    def __init__(self, metrics, tables, seeds, test_size, computed):
         super().__init__(computed)
-        self.metrics, self.seeds, self.test_size = metrics, seeds, test_size
+        self.metrics, self.tables, self.seeds, self.test_size = metrics, tables, seeds, test_size
+
+    def query(self, spec):
+        """A trained result's seeds' values; a table, column or row that is not there is a KeyError."""
+        spec = dict(spec)
+        table, column = spec.pop("table", None), spec.pop("column", None)
+        if table not in self.tables:
+            raise KeyError(f"table {table}")
+        frame = self.tables[table]
+        if "seed" not in frame.columns:  # a table of the data, not of trained seeds: one number
+            return one(frame, column, **spec)
+        return {"values": by_seed(frame, column, self.seeds, **spec), "items": self.test_size}
 
     def lookup(self, name):
         stage, _, key = name.partition(".")
-        m = self.metrics.get(stage, {})
-        if f"{key}_seed{self.seeds[0]}" in m:
-            return {"values": [m[f"{key}_seed{s}"] for s in self.seeds], "items": self.test_size}
-        return m.get(key, KeyError)
+        return self.metrics.get(stage, {}).get(key, KeyError)
 
     def __contains__(self, name):
         return super().__contains__(name) or self.lookup(name) is not KeyError
@@ -46,11 +56,6 @@ def span(values, decimals=3):
     """Values that print alike shown once, as the lesson does ("0", "1"); otherwise their range."""
     low, high = (f"{v:.{decimals}f}".replace("-0.000", "0.000") for v in (min(values), max(values)))
     return (low.rstrip("0").rstrip(".") if "." in low else low) if low == high else f"{low}..{high}"
-
-
-def rows_of(p, key):
-    """One LayerNorm-cell statistic for each of the cell's five rows."""
-    return [p[f"layernorm_{key}_row{i}"] for i in range(5)]
 
 
 def lazily(**computations):
@@ -86,16 +91,16 @@ def architecture_quantities(a):
     )
 
 
-def probe_quantities(p):
+def probe_quantities(p, tables):
+    cell, paths = tables["probe/layernorm_cell"], tables["probe/paths"]  # a column: one value per row of X
+    twelve = lambda column: one(paths, column, blocks=12)  # noqa: E731
     return lazily(
         base_model_millions=lambda: f"{p['base_model_params'] / 1e6:.1f} M",
-        paths_12=lambda: f"{p['paths_terms_12']} terms, {p['paths_through_no_sublayer_12']} identity",
+        paths_12=lambda: f"{twelve('terms')} terms, {twelve('terms_through_no_sublayer')} identity",
         six_blocks_millions=lambda: p["encoder_params_lesson6_6"] / 1e6,
-        ln_in_means=lambda: (
-            f"{min(rows_of(p, 'in_mean')):.2f} to {max(rows_of(p, 'in_mean')):.2f}"
-        ),  # a range
-        ln_out=lambda: f"{span(rows_of(p, 'out_mean'))}, {span(rows_of(p, 'out_std'))}",
-        ln_affine=lambda: f"{span(rows_of(p, 'affine_mean'))}, {span(rows_of(p, 'affine_std'))}",
+        ln_in_means=lambda: f"{cell['in_mean'].min():.2f} to {cell['in_mean'].max():.2f}",  # a range
+        ln_out=lambda: f"{span(cell['out_mean'])}, {span(cell['out_std'])}",
+        ln_affine=lambda: f"{span(cell['affine_mean'])}, {span(cell['affine_std'])}",
         orders=lambda: (
             f"{p['residual_without_sum_orders_of_magnitude']:.2f} orders from 1 to 12 layers; "
             f"{p['residual_sum_gap_orders_of_magnitude']:.2f} with against without the sum at 12"
@@ -104,26 +109,26 @@ def probe_quantities(p):
     )
 
 
-def training_quantities(t, seeds, label_smoothing):
+def training_quantities(losses, seeds, label_smoothing):
     floor, correct_share, others_share = loss_floor(label_smoothing, VOCAB)
     correct, other = smoothed_target(label_smoothing, VOCAB)
     shares = {"smoothed_correct": correct, "smoothed_other": other}
     shares |= {"floor_correct": correct_share, "floor_others": others_share}
 
     def gap():  # the lesson's gap is at its last step, 1,200; judged on the loss's scale, not the gap's
-        losses = [t[f"loss_step_1200_seed{s}"] for s in seeds]
-        return {"values": [x - floor for x in losses], "items": None, "level": statistics.fmean(losses)}
+        last = by_seed(losses, "loss", seeds, steps=1200)
+        return {"values": [x - floor for x in last], "items": None, "level": statistics.fmean(last)}
 
     return {f"q.{k}": v for k, v in shares.items()} | lazily(gap=gap)
 
 
-def evaluation_quantities(e, example, seeds):
+def evaluation_quantities(e, reference_table, example, seeds):
     def reference():  # absent where nn.Transformer cannot hold the model: the claim is a note then
-        if f"reference_max_diff_float64_seed{seeds[0]}" not in e:
+        if reference_table.empty:
             return None
         pairs = [(k, dtype) for k in ("max_diff", "logit_max") for dtype in ("float64", "float32")]
-        found = {f"{k}_{dtype}": [e[f"reference_{k}_{dtype}_seed{s}"] for s in seeds] for k, dtype in pairs}
-        return {"dot_length": e[f"reference_dot_length_seed{seeds[0]}"], **found}
+        found = {f"{k}_{dtype}": by_seed(reference_table, k, seeds, dtype=dtype) for k, dtype in pairs}
+        return {"dot_length": by_seed(reference_table, "dot_length", seeds[:1], dtype="float64")[0], **found}
 
     def example_outputs():  # the lesson's claim applies where the model reads its whole example
         outputs = example["outputs_by_seed"].values()
@@ -135,9 +140,13 @@ def evaluation_quantities(e, example, seeds):
     )
 
 
-def norm_quantities(n, seeds):
-    diffs = [n[f"post_seq_acc_seed{s}"] - n[f"pre_seq_acc_seed{s}"] for s in seeds]
-    return {"norm": {**n, "diffs": diffs}}
+def norm_quantities(table, seeds):
+    post, pre = (by_seed(table, "seq_acc", seeds, norm=norm) for norm in ("post", "pre"))
+    paired = paired_difference(post, pre)
+    means = {"post_seq_acc": statistics.fmean(post), "pre_seq_acc": statistics.fmean(pre)}
+    return {
+        "norm": {**means, "post_minus_pre": paired["mean"], "post_minus_pre_2se": paired["two_se"], **paired}
+    }
 
 
 LESSON_BOXES = 15  # lesson 6: «tres de las quince cajas», the diagram's boxes
@@ -177,15 +186,15 @@ def configuration(params):
 
 
 def quantities(params, m, benchmark):
-    """Every quantity a claim reads, from the stages' metrics (`m`: {stage: its summary.json, and
-    "example"}) and the benchmark's."""
-    seeds = params.train.seeds
+    """Every quantity a claim reads, from the stages' metrics (`m`: {stage: its summary.json, "tables":
+    the tidy tables, "example"}) and the benchmark's."""
+    seeds, tables = params.train.seeds, m["tables"]
     computed = {
         **architecture_quantities(m["architecture"]),
-        **probe_quantities(m["probe"]),
-        **training_quantities(m["train"], seeds, params.train.label_smoothing),
-        **evaluation_quantities(m["evaluate"], m.get("example"), seeds),
-        **norm_quantities(m["norm"], seeds[: params.norm.count]),
+        **probe_quantities(m["probe"], tables),
+        **training_quantities(tables["train/losses"], seeds, params.train.label_smoothing),
+        **evaluation_quantities(m["evaluate"], tables["evaluate/reference"], m.get("example"), seeds),
+        **norm_quantities(tables["norm/by_seed"], seeds[: params.norm.count]),
         "q.chance_of_a_zero": 1 - 0.9**10,
         "q.gemma_parameters": gemma_parameters(),
         **{f"q.{k}": v for k, v in configuration(params).items()},
@@ -196,4 +205,4 @@ def quantities(params, m, benchmark):
     if "train_step_ms_ours" in benchmark:
         ms = benchmark["train_step_ms_ours"]
         computed["q.seconds_for_1200_steps"] = f"{1.2 * ms:.1f} s (1,200 x {ms:.2f} ms, one CPU thread)"
-    return Measured({k: m[k] for k in STAGES}, seeds, params.data.test_size, computed)
+    return Measured({k: m[k] for k in STAGES}, tables, seeds, params.data.test_size, computed)

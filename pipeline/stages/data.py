@@ -12,7 +12,8 @@ from pipeline.core.params import load_params
 from pipeline.infra import files, runlog
 from pipeline.infra.cli import stage_paths
 from pipeline.infra.errors import stage_entry
-from pipeline.infra.metrics import write as write_metrics
+from pipeline.infra.metrics import headline
+from pipeline.infra.results import write_detail
 
 # the params.yaml keys this stage reads; dvc.yaml's params: are written from them
 READS = ("data",)
@@ -26,13 +27,27 @@ def main():
     train, test, stats = make_datasets(params.data)
     files.write_npz(args.train, **train)
     files.write_npz(args.test, **test)
-    write_metrics(args.metrics, stats, HEADLINE)
+    write_detail(
+        args.metrics,
+        {"by_length.csv": length_rows(stats, params.data.test_lengths)},
+        headline(stats, HEADLINE),
+    )
     print(
         f"data: {params.data.train_size} training sequences ({stats['train_unique']} distinct), "
         f"{params.data.test_size} test sequences at each length {list(params.data.test_lengths)}, "
         f"overlap with training {stats['test_overlap_total']}"
     )
     runlog.record_run("data", time.perf_counter() - start)
+
+
+BY_LENGTH = ["overlap_drawn", "overlap", "starts_with_0", "ends_with_9"]  # each test set's statistics
+
+
+def length_rows(stats, lengths):
+    """The test sets' statistics as a tidy table: one row per length (the overlap with training
+    before and after the redraw, how often the sorted output starts with 0 and ends with 9)."""
+    rows = [{"length": n, **{k: stats[f"length_{n}_{k}"] for k in BY_LENGTH}} for n in lengths]
+    return rows, ["length", *BY_LENGTH]
 
 
 if __name__ == "__main__":

@@ -17,12 +17,12 @@ from pipeline.core.evaluation import (
     show_failures,
 )
 from pipeline.core.params import load_params
-from pipeline.infra import files, runlog
+from pipeline.infra import runlog
 from pipeline.infra.cli import stage_paths
 from pipeline.infra.errors import stage_entry
-from pipeline.infra.metrics import detail_dir
-from pipeline.infra.metrics import write as write_metrics
+from pipeline.infra.metrics import headline
 from pipeline.infra.pool import run_jobs
+from pipeline.infra.results import write_detail
 from pipeline.infra.stats import across_seeds
 
 # the params.yaml keys this stage reads; dvc.yaml's params: are written from them
@@ -51,11 +51,12 @@ def main():
         example["outputs_by_seed"][str(seed)] = seen["output"]
         print(f"seed {seed}: {' '.join(map(str, seen['input']))} -> {' '.join(map(str, seen['output']))}")
     metrics = across_seeds(per_seed, list(next(iter(per_seed.values()))))
-    write_metrics(args.metrics, metrics, HEADLINE, HEADLINE_PATTERN)
-    files.write_text(
-        detail_dir(args.metrics) / "length_table.csv", length_table(metrics, lengths, params.train.seeds)
+    write_detail(
+        args.metrics,
+        result_tables(per_seed, lengths),
+        headline(metrics, HEADLINE, HEADLINE_PATTERN),
+        {"length_table.csv": length_table(metrics, lengths, params.train.seeds), "example.json": example},
     )
-    files.write_json(detail_dir(args.metrics) / "example.json", example)
     print("length table (greedy, mean ± std over seeds):")
     for n in lengths:
         k = f"length_{n}_seq_acc"
@@ -64,6 +65,34 @@ def main():
             f" · digits {metrics[f'length_{n}_digit_acc']:.1%}"
         )
     runlog.record_run("evaluate", time.perf_counter() - start)
+
+
+DECODERS = {"greedy": "", "tf": "tf_", "beam": "beam_"}  # each decoder's prefix in a seed's results
+AT_TRAINED = [f"{d}_{m}" for d in DECODERS for m in ("seq_acc", "digit_acc")]  # means at the trained lengths
+REFERENCE = ("max_diff", "logit_max")
+
+
+def result_tables(per_seed, lengths):
+    """The detail as tidy tables: accuracy by seed, decoder and length; each seed's accuracies at the
+    trained lengths; and, where nn.Transformer holds the model, its logits' gap by seed and type."""
+    accuracy, at_trained, reference = [], [], []
+    for seed, r in per_seed.items():
+        for n in lengths:
+            for decoder, prefix in DECODERS.items():
+                if f"length_{n}_{prefix}seq_acc" in r:  # teacher forcing and beam at the trained lengths
+                    seq, digit = (r[f"length_{n}_{prefix}{m}"] for m in ("seq_acc", "digit_acc"))
+                    accuracy.append(
+                        {"seed": seed, "decoder": decoder, "length": n, "seq_acc": seq, "digit_acc": digit}
+                    )
+        at_trained.append({"seed": seed, **{k: r[k] for k in AT_TRAINED}})
+        for dtype in ("float64", "float32") if "reference_dot_length" in r else ():
+            gap = {k: r[f"reference_{k}_{dtype}"] for k in REFERENCE}
+            reference.append({"seed": seed, "dtype": dtype, **gap, "dot_length": r["reference_dot_length"]})
+    return {
+        "accuracy.csv": (accuracy, ["seed", "decoder", "length", "seq_acc", "digit_acc"]),
+        "by_seed.csv": (at_trained, ["seed", *AT_TRAINED]),
+        "reference.csv": (reference, ["seed", "dtype", *REFERENCE, "dot_length"]),
+    }
 
 
 def reference_line(result):

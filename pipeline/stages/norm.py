@@ -14,10 +14,10 @@ from pipeline.core.params import load_params
 from pipeline.infra import runlog
 from pipeline.infra.cli import stage_paths
 from pipeline.infra.errors import stage_entry
-from pipeline.infra.metrics import write as write_metrics
+from pipeline.infra.metrics import headline
 from pipeline.infra.pool import run_jobs, seed_workers
-from pipeline.infra.stats import across_seeds
-from pipeline.probes.norm_choice import HEADLINE, compare_seed, paired_summary
+from pipeline.infra.results import write_detail
+from pipeline.probes.norm_choice import COLUMNS, HEADLINE, compare_seed, paired_summary
 
 # the params.yaml keys this stage reads; dvc.yaml's params: are written from them
 READS = (
@@ -47,15 +47,12 @@ def main():
     batch = params.evaluate.batch_size
     seeds = params.train.seeds[: params.norm.count]  # the first few: a difference this large needs no more
     jobs = [(params, seed, source, batch, args.train, args.models) for seed in seeds]
-    per_seed = dict(zip(seeds, run_jobs(compare_seed, jobs, seed_workers(jobs)), strict=True))
-    for seed, r in per_seed.items():
-        print(
-            f"seed {seed}: greedy at length {n}: post-norm {r['post_seq_acc']:.2%}, "
-            f"pre-norm {r['pre_seq_acc']:.2%}"
-        )
-    metrics = {**across_seeds(per_seed, list(next(iter(per_seed.values())))), **paired_summary(per_seed)}
-    metrics["length"] = n
-    write_metrics(args.metrics, metrics, HEADLINE)
+    rows = [row for pair in run_jobs(compare_seed, jobs, seed_workers(jobs)) for row in pair]
+    acc = {norm: [r["seq_acc"] for r in rows if r["norm"] == norm] for norm in ("post", "pre")}
+    for seed, post, pre in zip(seeds, acc["post"], acc["pre"], strict=True):
+        print(f"seed {seed}: greedy at length {n}: post-norm {post:.2%}, pre-norm {pre:.2%}")
+    metrics = paired_summary(acc["post"], acc["pre"])
+    write_detail(args.metrics, {"by_seed.csv": (rows, COLUMNS)}, headline(metrics, HEADLINE))
     print(
         f"post - pre: {100 * metrics['post_minus_pre']:+.2f} points "
         f"(2 s.e. {100 * metrics['post_minus_pre_2se']:.2f})"

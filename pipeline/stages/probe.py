@@ -105,7 +105,7 @@ def main():
         "grad_norms.csv": grads,
         "jacobian_sweep.csv": sweep,
     }
-    texts = {name: csv_text(rows, float_format="%.12g") for name, rows in tables.items()}
+    texts = {name: csv_text(rows) for name, rows in tables.items()}  # every float exactly
     files.write_dir(detail_dir(args.metrics), {**texts, "summary.json": finite(metrics)})
     write_metrics(args.metrics, finite(metrics), HEADLINE, detail=False)  # the detail: summary.json
 

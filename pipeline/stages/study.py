@@ -7,6 +7,7 @@ trained on, and which variant of the length-generalisation study does not.
 A thin entry point that reads inputs and writes outputs; the work is in pipeline/study/gather.py.
 """
 
+import statistics
 import time
 
 import torch
@@ -15,8 +16,10 @@ from pipeline.core.params import load_params
 from pipeline.infra import runlog
 from pipeline.infra.cli import stage_paths
 from pipeline.infra.errors import stage_entry
+from pipeline.study.confirmation import held_out
 from pipeline.study.gather import run_study, write_outputs
-from pipeline.study.ranking import bar_key, bar_lengths
+from pipeline.study.outputs import by_length
+from pipeline.study.ranking import bar_lengths
 
 # the params.yaml keys this stage reads; dvc.yaml's params: are written from them
 READS = ("study", "data.train_lengths", "train.seeds", "train.device", "evaluate.batch_size")
@@ -29,23 +32,22 @@ def main():
     params = load_params(reads=READS)
     torch.set_num_threads(1)
     bar = params.study.bar
-    metrics, outputs = run_study(params, args.models, args.train, args.variants)
-    write_outputs(metrics, outputs, params.study.variants, bar, args.metrics)
+    standings, tables, outputs = run_study(params, args.models, args.train, args.variants)
+    write_outputs(standings, tables, outputs, params, args.metrics)
     low, high = bar.lengths
     print(
         f"study: exact-sequence accuracy, mean over seeds (lengths {low}-{high}; the bar is "
         f">= {100 * bar.accuracy:g} % at each)"
     )
-    lowest = bar_key("min_seq_acc")
-    for v in ["pipeline", *params.study.variants]:
-        row = " ".join(
-            f"{100 * metrics[f'{v}_length_{n}_seq_acc']:.0f}"
-            for n in bar_lengths(bar)
-            if f"{v}_length_{n}_seq_acc" in metrics
+    rows = tables["per_seed.csv"][0]
+    for r in standings[:-1]:  # every trained variant and the pipeline's model; not the hand-set one
+        seq_acc = by_length(rows, r["variant"])
+        shown = " ".join(
+            f"{100 * statistics.fmean(seq_acc[n]):.0f}" for n in bar_lengths(bar) if n in seq_acc
         )
-        print(f"  {v:22s} {row}  min {100 * metrics[f'{v}_{lowest}']:.1f} %")
-    met = [v for v in params.study.variants if metrics[f"{v}_meets_bar"]]
-    seeds = "held-out seeds" if metrics["bar_seeds_held_out"] else "seeds the search trains too"
+        print(f"  {r['variant']:22s} {shown}  min {100 * r['bar_min_seq_acc']:.1f} %")
+    met = [r["variant"] for r in standings if r["meets_bar"] and r["variant"] in params.study.variants]
+    seeds = "held-out seeds" if held_out(params) else "seeds the search trains too"
     print(f"study: bar met by {', '.join(met) or 'no variant'}, judged on {seeds}")
     runlog.record_run("study", time.perf_counter() - start)
 

@@ -23,15 +23,11 @@ from pipeline.infra.cli import stage_paths
 from pipeline.infra.device import set_up_worker
 from pipeline.infra.errors import stage_entry
 from pipeline.infra.metrics import detail_dir
-from pipeline.infra.metrics import write as write_metrics
 from pipeline.infra.pool import run_jobs, seed_workers
+from pipeline.infra.results import spread
 from pipeline.infra.rules import as_dict
-from pipeline.infra.stats import across_seeds
 from pipeline.model.checkpoint import checkpoint_path, save_checkpoint
 from pipeline.tokens import VOCAB
-
-HEADLINE = ("loss_final", "loss_final_std", "loss_floor", "loss_gap_to_floor")
-
 
 # the params.yaml keys this stage reads; dvc.yaml's params: are written from them
 READS = ("model", "train", "data.train_lengths")
@@ -88,10 +84,10 @@ def train_all(params: Params, data_path, models_dir, metrics_path, workers=None)
         jobs = [(params, seed, i, data_path, staging) for i, seed in enumerate(params.train.seeds)]
         runs = run_jobs(train_one_seed, jobs, workers or seed_workers(jobs))
     floor, _, _ = loss_floor(params.train.label_smoothing, VOCAB)
-    keys = [k for k in runs[0] if k.startswith("loss")]
-    metrics = {"loss_floor": floor, **across_seeds({r["seed"]: r for r in runs}, keys)}
-    metrics["loss_gap_to_floor"] = metrics["loss_final"] - floor
-    write_metrics(metrics_path, metrics, HEADLINE)  # the detail in the logs' folder, summary.json
+    final, final_std = spread(r["loss_final"] for r in runs)
+    metrics = {"loss_final": final, "loss_final_std": final_std, "loss_floor": floor}
+    metrics["loss_gap_to_floor"] = final - floor
+    files.write_json(metrics_path, metrics)  # the detail: each seed's step log (its loss at every step)
     return metrics, runs
 
 

@@ -17,12 +17,10 @@ from pathlib import Path
 
 from pipeline.core.data import load_npz, row_keys
 from pipeline.core.params import Params
-from pipeline.infra import files
 from pipeline.infra.device import resolve_device, set_up_worker
 from pipeline.infra.errors import PipelineError
-from pipeline.infra.metrics import detail_dir
 from pipeline.infra.pool import run_jobs
-from pipeline.infra.stats import across_seeds
+from pipeline.infra.results import write_detail
 from pipeline.model.checkpoint import checkpoint_path, load_checkpoint
 from pipeline.model.config import longest_source
 from pipeline.model.handset import counting_sort_model
@@ -35,14 +33,17 @@ from pipeline.study.diagnosis import (
     mean_over_seeds,
 )
 from pipeline.study.outputs import (
+    ACCURACY_COLUMNS,
+    BAR_COLUMNS,
+    accuracy_rows,
+    by_length,
     diagnosis_file,
     length_table,
     rank_table,
-    seed_table,
     study_meta,
     variant_table,
 )
-from pipeline.study.ranking import bar_key, bar_lengths, best_variant
+from pipeline.study.ranking import bar_lengths, best_variant
 from pipeline.study.sets import study_test_sets
 from pipeline.study.variant import variant_description
 
@@ -73,37 +74,28 @@ def load_variant(params: Params, variant, path):
     return record
 
 
-def summarise(per_seed, lengths, bar):
-    """Flat metrics of one variant from {seed: results}: each length's mean, std and seed values, the
-    worst length of the bar's and whether it clears the bar (study.bar, its number of seeds included),
-    and the mean beyond."""
-    first = next(iter(per_seed.values()))
-    keys = [k for n in lengths for k in (f"length_{n}_seq_acc", f"length_{n}_digit_acc") if k in first]
-    out = across_seeds(per_seed, keys)
-    tested = [n for n in lengths if f"length_{n}_seq_acc" in out]
+def bar_standing(seq_acc, seeds, bar):
+    """One variant against the bar (study.bar), from `seq_acc` ({length: exact sequences, one per
+    seed} at the lengths it was tested on) and its number of seeds: the worst of the bar's lengths,
+    the lowest seed there, whether it clears the bar, how far it sorts at the bar, and the mean beyond."""
+    means = {n: statistics.fmean(values) for n, values in sorted(seq_acc.items())}
     within = bar_lengths(bar)
-    worst = min((n for n in tested if n in within), key=lambda n: out[f"length_{n}_seq_acc"])
-    lowest, floor = bar_key("min_seq_acc"), bar_key("min_seed_seq_acc")
-    out[lowest] = out[f"length_{worst}_seq_acc"]
-    out[bar_key("worst_length")] = worst
-    seed_values = [out[f"length_{n}_seq_acc_seed{s}"] for n in tested if n in within for s in per_seed]
-    out[floor] = min(seed_values, default=0.0)  # the bar's floor for any one seed
-    out["meets_bar"] = (
-        set(within) <= set(tested)
-        and len(per_seed) >= bar.min_seeds
-        and out[lowest] >= bar.accuracy
-        and out[floor] >= bar.seed_floor
-    )
+    worst = min((n for n in means if n in within), key=means.get)
+    floor = min((a for n in means if n in within for a in seq_acc[n]), default=0.0)  # any one seed's
+    tested_enough = set(within) <= set(means) and seeds >= bar.min_seeds
+    meets = tested_enough and means[worst] >= bar.accuracy and floor >= bar.seed_floor
     reach = within.start - 1  # the longest L with every length of the bar's first..L at the bar
-    while reach + 1 in tested and out[f"length_{reach + 1}_seq_acc"] >= bar.accuracy:
+    while reach + 1 in means and means[reach + 1] >= bar.accuracy:
         reach += 1
-    out["bar_up_to_length"] = reach
-    beyond = [n for n in tested if n > within.stop - 1]
-    if beyond:
-        out[f"mean_seq_acc_{within.stop}_{max(beyond)}"] = statistics.fmean(
-            out[f"length_{n}_seq_acc"] for n in beyond
-        )
-    return out
+    beyond = [means[n] for n in means if n > within.stop - 1]
+    return {
+        "bar_min_seq_acc": means[worst],
+        "bar_worst_length": worst,
+        "bar_min_seed_seq_acc": floor,
+        "meets_bar": meets,
+        "bar_up_to_length": reach,
+        "mean_seq_acc_beyond_bar": statistics.fmean(beyond) if beyond else None,
+    }
 
 
 def overlap_with_training(train_path, tests):
@@ -154,7 +146,8 @@ def handset_run(params: Params, tests):
 
 
 def run_study(params: Params, models_dir, train_path, variants_dir, workers=None):
-    """Every variant's metrics and the diagnosis; returns (metrics, outputs by file name)."""
+    """Every variant's accuracy and standing, and the diagnosis: (the standings, the tidy tables
+    {file name: (rows, columns)}, the other outputs {file name: text or JSON})."""
     s = params.study
     lengths = list(range(1, s.max_length + 1))
     tests, overlap = study_test_sets(params)
@@ -170,15 +163,12 @@ def run_study(params: Params, models_dir, train_path, variants_dir, workers=None
         per_seed |= {(v, int(seed)): accuracy for seed, accuracy in rec["accuracy"].items()}
     per_seed[("handset", 0)], records["handset"] = handset_run(params, tests)
     variants = ["pipeline", *s.variants, "handset"]
-    metrics, summaries = {}, {}
-    for v in variants:
-        summary = summarise({seed: r for (name, seed), r in per_seed.items() if name == v}, lengths, s.bar)
-        summaries[v] = summary
-        metrics.update({f"{v}_{k}": val for k, val in summary.items()})
-    metrics["bar_met"] = any(summaries[v]["meets_bar"] for v in s.variants)
-    metrics["bar_seeds_held_out"] = held_out(params)  # no search row trained the seeds judged
-    metrics["test_overlap_total"] = int(sum(overlap.values()))
-    metrics["pipeline_test_overlap_total"] = int(pipeline_overlap)
+    rows = accuracy_rows(per_seed, lengths)
+    standings = [{"variant": v, **standing_of(rows, v, s.bar)} for v in variants]
+    overlaps = {
+        "test_overlap_total": int(sum(overlap.values())),
+        "pipeline_test_overlap_total": int(pipeline_overlap),
+    }
     # What the train stage recorded in the checkpoints: their configuration, lengths and steps.
     pipeline_model, record = load_checkpoint(checkpoint_path(models_dir, params.train.seeds[0]))
     pipeline_lengths = record.get("train_lengths", list(params.data.train_lengths))  # older checkpoints
@@ -190,32 +180,38 @@ def run_study(params: Params, models_dir, train_path, variants_dir, workers=None
         "seeds": list(params.train.seeds),
         "source": "models/ (the pipeline's train stage)",
     }
+    met = [r["variant"] for r in standings if r["meets_bar"] and r["variant"] in s.variants]
     outputs = {
-        "length_accuracy.csv": length_table(summaries, lengths),
-        **{f"lengths/{v}.csv": variant_table(summaries[v], lengths) for v in variants},
-        "per_seed.csv": seed_table(per_seed, lengths),
-        "meta.json": study_meta(params, pipeline_row, records, variants_dir, tests, overlap, summaries),
+        "length_accuracy.csv": length_table(rows, variants, lengths),
+        **{f"lengths/{v}.csv": variant_table(rows, v) for v in variants},
+        "meta.json": study_meta(params, pipeline_row, records, variants_dir, (tests, overlap, overlaps), met),
         "diagnosis.json": diagnosis_file(params, models_dir, pipeline_lengths, tests, diagnosis, records),
         "rank_by_step.csv": rank_table(diagnosis),
     }
-    return metrics, outputs
+    tables = {"per_seed.csv": (rows, ACCURACY_COLUMNS), "bar.csv": (standings, ["variant", *BAR_COLUMNS])}
+    return standings, tables, outputs
 
 
-def headline(metrics, variants, bar):
+def standing_of(rows, variant, bar):
+    """One variant's standing against the bar, from the study's accuracy rows."""
+    seeds = {r["seed"] for r in rows if r["variant"] == variant}
+    return bar_standing(by_length(rows, variant), len(seeds), bar)
+
+
+def headline(standings, variants, held_out_seeds):
     """What `dvc exp show` compares: the best variant, how far it reaches, the bar, the lesson's model."""
-    best, lowest = best_variant(metrics, variants, bar), bar_key("min_seq_acc")
+    by_variant = {r["variant"]: r for r in standings}
+    best = best_variant(by_variant, variants)
     return {
         "best_variant": best,
-        f"best_{lowest}": metrics[f"{best}_{lowest}"],
-        "best_bar_up_to_length": metrics[f"{best}_bar_up_to_length"],
-        "bar_met": metrics["bar_met"],
-        "bar_seeds_held_out": metrics["bar_seeds_held_out"],
-        f"pipeline_{lowest}": metrics[f"pipeline_{lowest}"],
+        "best_bar_min_seq_acc": by_variant[best]["bar_min_seq_acc"],
+        "best_bar_up_to_length": by_variant[best]["bar_up_to_length"],
+        "bar_met": any(by_variant[v]["meets_bar"] for v in variants),
+        "bar_seeds_held_out": held_out_seeds,  # no search row trained the seeds judged
+        "pipeline_bar_min_seq_acc": by_variant["pipeline"]["bar_min_seq_acc"],
     }
 
 
-def write_outputs(metrics, outputs, variants, bar, metrics_path):
-    """All outputs at once: the directory (every number in summary.json) is written aside and moved
-    into place, then the headline."""
-    files.write_dir(detail_dir(metrics_path), {**outputs, "summary.json": metrics})
-    files.write_json(metrics_path, headline(metrics, variants, bar))
+def write_outputs(standings, tables, outputs, params: Params, metrics_path):
+    """All outputs at once: the detail folder written aside and moved into place, then the headline."""
+    write_detail(metrics_path, tables, headline(standings, params.study.variants, held_out(params)), outputs)

@@ -6,51 +6,76 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.core.params import Params
+from pipeline.infra.results import spread
 from pipeline.infra.tables import csv_text
 from pipeline.study.confirmation import held_out
 from pipeline.study.diagnosis import mean_over_seeds
 from pipeline.tokens import DIGITS
 
-
-def length_table(summaries, lengths):
-    """Wide CSV: per length, each variant's mean, std, min and max over seeds (blank where untested)."""
-    rows = []
-    for n in lengths:
-        row, key = {"length": n}, f"length_{n}_seq_acc"
-        for v, m in summaries.items():
-            seeds = [value for k, value in m.items() if k.startswith(f"{key}_seed")]
-            tested = key in m
-            row[v] = m[key] if tested else None
-            row[f"{v}_std"] = m[key + "_std"] if tested else None
-            row[f"{v}_min"] = min(seeds) if tested else None
-            row[f"{v}_max"] = max(seeds) if tested else None
-        rows.append(row)
-    return csv_text(rows, float_format="%.6f")
+ACCURACY_COLUMNS = ["variant", "seed", "length", "seq_acc", "digit_acc"]
+BAR_COLUMNS = [
+    "bar_min_seq_acc",
+    "bar_worst_length",
+    "bar_min_seed_seq_acc",
+    "meets_bar",
+    "bar_up_to_length",
+    "mean_seq_acc_beyond_bar",
+]
 
 
-def variant_table(summary, lengths):
-    """One variant's CSV for `dvc plots` (one plot per variant, comparable across experiments)."""
-    rows = [
+def accuracy_rows(per_seed, lengths):
+    """The study's accuracy as tidy rows, one per variant, seed and tested length, from
+    {(variant, seed): that seed's accuracy results}."""
+    return [
         {
+            "variant": variant,
+            "seed": seed,
             "length": n,
-            "seq_acc": summary[f"length_{n}_seq_acc"],
-            "seq_acc_std": summary[f"length_{n}_seq_acc_std"],
-            "digit_acc": summary[f"length_{n}_digit_acc"],
+            "seq_acc": seq,
+            "digit_acc": result[f"length_{n}_digit_acc"],
         }
-        for n in lengths
-        if f"length_{n}_seq_acc" in summary
-    ]
-    return csv_text(rows, ["length", "seq_acc", "seq_acc_std", "digit_acc"], float_format="%.6f")
-
-
-def seed_table(per_seed, lengths):
-    rows = [
-        (variant, seed, n, result[f"length_{n}_seq_acc"], result[f"length_{n}_digit_acc"])
         for (variant, seed), result in per_seed.items()
         for n in lengths
-        if f"length_{n}_seq_acc" in result
+        if (seq := result.get(f"length_{n}_seq_acc")) is not None
     ]
-    return csv_text(rows, ["variant", "seed", "length", "seq_acc", "digit_acc"], float_format="%.6f")
+
+
+def by_length(rows, variant, column="seq_acc"):
+    """{length: [one value per seed]} of one variant's rows, lengths ascending."""
+    out = {}
+    for r in rows:
+        if r["variant"] == variant:
+            out.setdefault(r["length"], []).append(r[column])
+    return dict(sorted(out.items()))
+
+
+def length_table(rows, variants, lengths):
+    """Wide CSV: per length, each variant's mean, std, min and max over seeds (blank where untested)."""
+    tested = {v: by_length(rows, v) for v in variants}
+    table = []
+    for n in lengths:
+        row = {"length": n}
+        for v in variants:
+            values = tested[v].get(n)
+            mean, std = spread(values) if values else (None, None)
+            row |= {
+                v: mean,
+                f"{v}_std": std,
+                f"{v}_min": values and min(values),
+                f"{v}_max": values and max(values),
+            }
+        table.append(row)
+    return csv_text(table, float_format="%.6f")
+
+
+def variant_table(rows, variant):
+    """One variant's CSV for `dvc plots` (one plot per variant, comparable across experiments)."""
+    seq, digit = by_length(rows, variant), by_length(rows, variant, "digit_acc")
+    table = [
+        {"length": n, "seq_acc": mean, "seq_acc_std": std, "digit_acc": spread(digit[n])[0]}
+        for n, (mean, std) in ((n, spread(values)) for n, values in seq.items())
+    ]
+    return csv_text(table, ["length", "seq_acc", "seq_acc_std", "digit_acc"], float_format="%.6f")
 
 
 def rank_table(diagnosis):
@@ -67,9 +92,10 @@ def mean_gate_biases(by_seed):
     return {k: np.mean([s[k] for s in seeds], axis=0).tolist() for k in seeds[0]}
 
 
-def study_meta(params: Params, pipeline_row, records, variants_dir, tests, overlap, summaries):
-    """meta.json: where each row of the study comes from, the test sets, the bar and who met it."""
-    s = params.study
+def study_meta(params: Params, pipeline_row, records, variants_dir, test_sets, met):
+    """meta.json: where each row of the study comes from, the test sets (`test_sets`: the sets, each
+    length's overlap with the variants' training, the totals), the bar and who met it."""
+    s, (tests, overlap, overlap_totals) = params.study, test_sets
     return {
         "variants": {
             "pipeline": pipeline_row,
@@ -91,13 +117,14 @@ def study_meta(params: Params, pipeline_row, records, variants_dir, tests, overl
             }
             for n in range(1, s.max_length + 1)
         },
+        **overlap_totals,
         "bar": {
             "accuracy": s.bar.accuracy,
             "seed_floor": s.bar.seed_floor,
             "lengths": list(s.bar.lengths),
             "min_seeds": s.bar.min_seeds,
             "held_out": held_out(params),  # no search row trained the study's seeds
-            "met_by": [v for v in s.variants if summaries[v]["meets_bar"]],
+            "met_by": met,
         },
     }
 

@@ -1,14 +1,8 @@
 """The bar and how the study's variants rank against it: by how far from the bar's first length they
 sort at the bar, then by their worst accuracy on the bar's lengths. Pure functions of the study's
-flat metrics and study.bar."""
+bar table (metrics/study/bar.csv) and study.bar."""
 
 from pipeline.core.params import BarParams
-
-
-def bar_key(name):
-    """A metric over the bar's lengths, named without them ("min_seq_acc" -> "bar_min_seq_acc"), so that
-    `dvc exp show` keeps one column for it when study.bar changes."""
-    return f"bar_{name}"
 
 
 def bar_lengths(bar):
@@ -16,14 +10,15 @@ def bar_lengths(bar):
     return range(low, high + 1)
 
 
-def standing(metrics, variant, bar):
-    """The key to rank by: the lengths the variant sorts at the bar, then its worst accuracy on the
-    bar's lengths."""
-    return metrics[f"{variant}_bar_up_to_length"], metrics[f"{variant}_{bar_key('min_seq_acc')}"]
+def standing(row):
+    """The key to rank by, from a variant's row of the study's bar table: the lengths it sorts at the
+    bar, then its worst accuracy on the bar's lengths."""
+    return row["bar_up_to_length"], row["bar_min_seq_acc"]
 
 
-def best_variant(metrics, variants, bar):
-    return max(variants, key=lambda v: standing(metrics, v, bar))
+def best_variant(by_variant, variants):
+    """The best of `variants`, from {variant: its row of the bar table}."""
+    return max(variants, key=lambda v: standing(by_variant[v]))
 
 
 def recorded_bar(record):

@@ -15,6 +15,7 @@ interrupted search resumes where it stopped.
 
 import dataclasses
 import json
+import statistics
 from pathlib import Path
 
 import yaml
@@ -27,8 +28,7 @@ from pipeline.infra.errors import ConfigError, TrainingDiverged
 from pipeline.infra.pool import run_jobs, seed_workers
 from pipeline.infra.rules import as_dict
 from pipeline.study.confirmation import recipe_of, study_seeds
-from pipeline.study.gather import summarise
-from pipeline.study.ranking import bar_key
+from pipeline.study.gather import bar_standing
 from pipeline.study.sets import study_test_sets
 from pipeline.study.variant import train_and_test
 
@@ -138,9 +138,12 @@ def row_result(row, recipe, seeds, bar, trained):
             "accuracy": {},
             "failed": failed[0],
         }
-    accuracy = {s: {k: v for k, v in trained[s]["accuracy"].items() if k.endswith("_seq_acc")} for s in seeds}
+    accuracy = {s: trained[s]["accuracy"] for s in seeds}
     lengths = range(1, recipe["test"]["max_length"] + 1)
-    summary = summarise(accuracy, lengths, bar)
+    found = by_length(accuracy, lengths)
+    seq_acc = {n: [found[str(s)][n] for s in seeds] for n in lengths if n in found[str(seeds[0])]}
+    summary = bar_standing(seq_acc, len(seeds), bar)
+    mean_at = lambda n: statistics.fmean(seq_acc[n]) if n in seq_acc else None  # noqa: E731
     result = {
         "name": row["name"],
         "variant": row["variant"],
@@ -149,11 +152,11 @@ def row_result(row, recipe, seeds, bar, trained):
         "recipe": recipe,
         "command": command(row),
         "reach": summary["bar_up_to_length"],
-        "acc_20": summary.get("length_20_seq_acc"),
-        "acc_40": summary.get("length_40_seq_acc"),
-        "min_seed": summary[bar_key("min_seed_seq_acc")],
+        "acc_20": mean_at(20),
+        "acc_40": mean_at(40),
+        "min_seed": summary["bar_min_seed_seq_acc"],
         "meets_bar": summary["meets_bar"],
-        "accuracy": by_length(accuracy, lengths),
+        "accuracy": found,
     }
     for key in ("accuracy_plain_positions", "diagnosis", "gate_biases"):
         if all(key in trained[s] for s in seeds):
