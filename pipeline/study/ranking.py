@@ -2,8 +2,6 @@
 sort at the bar, then by their worst accuracy on the bar's lengths. Pure functions of the study's
 bar table (metrics/study/bar.csv) and study.bar."""
 
-from pipeline.core.params import BarParams
-
 
 def bar_lengths(bar):
     low, high = bar.lengths
@@ -19,14 +17,3 @@ def standing(row):
 def best_variant(by_variant, variants):
     """The best of `variants`, from {variant: its row of the bar table}."""
     return max(variants, key=lambda v: standing(by_variant[v]))
-
-
-def recorded_bar(record):
-    """The bar as the study recorded it ({accuracy, lengths, seed_floor, ...}), for the functions
-    above."""
-    return BarParams(
-        accuracy=record["accuracy"],
-        lengths=tuple(record["lengths"]),
-        seed_floor=record["seed_floor"],
-        min_seeds=record.get("min_seeds", 1),  # the search's rows recorded before the bar counted seeds
-    )
