@@ -38,8 +38,9 @@ def test_test_sets_are_disjoint_from_training_even_when_the_space_is_small():
     train, test, stats = make_datasets(p)
     train_keys = set(row_keys(train["source"], train["lengths"]))
     test_keys = row_keys(test["source_3"], np.full(100, 3))
-    assert stats["length_3_overlap_drawn"] > 0  # the first draw did collide
-    assert stats["length_3_overlap"] == 0 and not train_keys & set(test_keys)
+    (row,) = stats["by_length"]
+    assert row["overlap_drawn"] > 0  # the first draw did collide
+    assert row["overlap"] == 0 and stats["test_overlap_total"] == 0 and not train_keys & set(test_keys)
 
 
 def test_adding_a_test_length_leaves_the_others_unchanged():
@@ -51,8 +52,9 @@ def test_adding_a_test_length_leaves_the_others_unchanged():
 def test_start_with_zero_statistic_is_near_the_lessons_two_in_three():
     _, _, stats = make_datasets(data_params(train_size=100, test_size=1000))
     exact = 1 - 0.9**10  # P(at least one 0 among ten digits) = 0.651
-    assert abs(stats["length_10_starts_with_0"] - exact) < 0.05
-    assert abs(stats["length_10_ends_with_9"] - exact) < 0.05
+    (row,) = [r for r in stats["by_length"] if r["length"] == 10]
+    assert abs(row["starts_with_0"] - exact) < 0.05
+    assert abs(row["ends_with_9"] - exact) < 0.05
 
 
 def test_truncated_or_incomplete_dataset_is_a_clear_error_naming_the_file(tmp_path):

@@ -9,7 +9,7 @@ import torch
 
 from pipeline.core.data import make_datasets
 from pipeline.core.decoding import beam_search, greedy, greedy_cached, length_penalty
-from pipeline.core.evaluation import evaluate_model, headline
+from pipeline.core.evaluation import at_trained, evaluate_model
 from pipeline.core.training import train_model
 from pipeline.model.checkpoint import load_checkpoint
 from pipeline.model.hooks import attention_weights
@@ -160,11 +160,9 @@ def test_evaluate_reports_beam_search_and_teacher_forcing_at_the_trained_lengths
     for n in (4, 6):
         test[f"source_{n}"] = g.integers(0, 10, (30, n)).astype(np.int8)
         test[f"target_{n}"] = np.sort(test[f"source_{n}"], axis=1)
-    results, _ = evaluate_model(model, test, (4, 6), 16, "cpu", trained=(6,), beam_size=3, length_penalty=0.6)
-    assert {"length_4_seq_acc", "length_6_seq_acc", "length_6_beam_seq_acc", "length_6_tf_seq_acc"} <= set(
-        results
-    )
-    assert not {"length_4_beam_seq_acc", "length_4_tf_seq_acc"} & set(results)
-    top = headline(results, (6,), (4, 6))
-    assert top["beam_seq_acc"] == results["length_6_beam_seq_acc"]
-    assert top["greedy_seq_acc"] == results["length_6_seq_acc"]
+    rows, _ = evaluate_model(model, test, (4, 6), 16, "cpu", trained=(6,), beam_size=3, length_penalty=0.6)
+    measured = {(r["decoder"], r["length"]): r for r in rows}
+    assert set(measured) == {("greedy", 4), ("greedy", 6), ("tf", 6), ("beam", 6)}
+    top = at_trained(rows, (6,), (4, 6))
+    assert top["beam_seq_acc"] == measured["beam", 6]["seq_acc"]
+    assert top["greedy_seq_acc"] == measured["greedy", 6]["seq_acc"]

@@ -14,7 +14,7 @@ from pipeline.core.params import DataParams
 from pipeline.infra.errors import DataError
 from pipeline.tokens import DIGITS
 
-HEADLINE = ("train_size", "train_unique", "test_overlap_total")  # the rest: metrics/data/summary.json
+HEADLINE = ("train_size", "train_unique", "test_overlap_total")  # the rest: metrics/data/by_length.csv
 
 
 def random_sources(rng, size, lengths):
@@ -54,22 +54,33 @@ def draw_test_set(rng, size, length, train_keys):
 
 
 def make_datasets(p: DataParams):
-    """Training set, test sets per length, and their statistics (metrics/data/summary.json)."""
+    """Training set, test sets per length, and their statistics: the headline counts, and `by_length`,
+    one row per test length (metrics/data/by_length.csv)."""
     train_src, train_len = random_sources(np.random.default_rng([p.seed, 0]), p.train_size, p.train_lengths)
     train_keys = set(row_keys(train_src, train_len))
-    test, stats = {}, {"train_size": p.train_size, "train_unique": len(train_keys)}
+    test, by_length = {}, []
     for length in p.test_lengths:
         rng = np.random.default_rng([p.seed, 1, length])  # one stream per length: stable subsets
         source, first_overlap, overlap = draw_test_set(rng, p.test_size, length, train_keys)
         target = sorted_targets(source, np.full(len(source), length))
         test[f"source_{length}"], test[f"target_{length}"] = source, target
-        stats[f"length_{length}_overlap_drawn"] = first_overlap
-        stats[f"length_{length}_overlap"] = overlap
-        # The lesson's guess about habits: how often a sorted output starts with 0 / ends with 9.
-        stats[f"length_{length}_starts_with_0"] = float(np.mean(target[:, 0] == 0))
-        stats[f"length_{length}_ends_with_9"] = float(np.mean(target[:, -1] == DIGITS - 1))
+        by_length.append(
+            {
+                "length": length,
+                "overlap_drawn": first_overlap,
+                "overlap": overlap,
+                # The lesson's guess about habits: how often a sorted output starts with 0 / ends with 9.
+                "starts_with_0": float(np.mean(target[:, 0] == 0)),
+                "ends_with_9": float(np.mean(target[:, -1] == DIGITS - 1)),
+            }
+        )
     train = {"source": train_src, "lengths": train_len, "target": sorted_targets(train_src, train_len)}
-    stats["test_overlap_total"] = sum(v for k, v in stats.items() if k.endswith("_overlap"))
+    stats = {
+        "train_size": p.train_size,
+        "train_unique": len(train_keys),
+        "test_overlap_total": sum(row["overlap"] for row in by_length),
+        "by_length": by_length,
+    }
     return train, test, stats
 
 

@@ -9,7 +9,6 @@ import dataclasses
 from pathlib import Path
 from typing import Annotated
 
-import annotated_types
 import pydantic
 import yaml
 
@@ -20,9 +19,9 @@ from pipeline.infra.rules import (
     NATURAL,
     POSITIVE_FLOAT,
     POSITIVE_INT,
-    Allowed,
     float_in,
     list_of,
+    mapping_of,
     one_of,
     overrides,
     parse,
@@ -167,10 +166,8 @@ def with_overrides_named(entries):
 
 
 VARIANTS = Annotated[
-    dict[str, Variant],
-    annotated_types.MinLen(1),
+    mapping_of(Variant, "a mapping of variant names to entries"),
     pydantic.BeforeValidator(with_overrides_named),
-    Allowed("a mapping of variant names to entries"),
 ]
 
 

@@ -6,10 +6,14 @@ CPU run their AVX2 kernels (an Intel CPU with AVX-512 computes as one without). 
 products need more: MKL honours a requested branch such as AVX2 on Intel CPUs only and runs its own
 choice (AUTO) on others, so in its fast branches an AMD and an Intel CPU round the products, and with
 them every trained weight, differently in the last bits. MKL's COMPATIBLE branch is one code on the
-CPUs of both vendors. Adam's square root, the other operation that followed MKL's branch, is computed
-in ATen's fused kernel (pipeline.core.training.FlatAdam), which rounds it correctly everywhere. The
-numerics fingerprint (pipeline/probes/fingerprint.py, `python -m pipeline.tools.numerics`) says
-which operations two machines compute alike.
+CPUs of both vendors. NumPy, which the probes and the study's diagnosis compute with, picks its
+kernels by the CPU too: its OpenBLAS (the matrix products, least squares) runs AVX-512 kernels where
+the CPU has them, and its own vectorised functions (exp, log) round otherwise at AVX-512; both are
+capped at AVX2 (OpenBLAS's Haswell kernels, NumPy's X86_V3). Adam's square root, the other
+operation that followed MKL's branch, is computed in ATen's fused kernel
+(pipeline.core.training.FlatAdam), which rounds it correctly everywhere. The numerics fingerprint
+(pipeline/probes/fingerprint.py, `python -m pipeline.tools.numerics`) says which operations two
+machines compute alike.
 
 Two modes, chosen by the environment variable PIPELINE_NUMERICS:
 - `portable` (the default, and the committed results' numerics): MKL's COMPATIBLE branch. Every
@@ -32,17 +36,24 @@ import platform
 import sys
 import warnings
 
+# NumPy at AVX2 on every CPU, in both modes: OpenBLAS's kernels for Haswell (AVX2), and NumPy's own
+# dispatch without its AVX-512 targets (NumPy 2.4's names; one the CPU lacks is ignored). Read when
+# NumPy is first imported, as ATen's are when torch is.
+NUMPY_AT_AVX2 = {"OPENBLAS_CORETYPE": "Haswell", "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR"}
+
 # Each mode's settings, each library in its own spelling; the first is the committed results' mode.
 MODES = {
     "portable": {
         "ATEN_CPU_CAPABILITY": "avx2",  # PyTorch's own vectorised kernels (softmax, elementwise ops)
         "MKL_CBWR": "COMPATIBLE",  # MKL's conditional numerical reproducibility: one branch on every vendor
         "ONEDNN_MAX_CPU_ISA": "AVX2",  # oneDNN (mkldnn) kernels
+        **NUMPY_AT_AVX2,
     },
     "fast": {
         "ATEN_CPU_CAPABILITY": "avx2",
         "MKL_CBWR": "AVX2",  # MKL's AVX2 branch on Intel CPUs; on others MKL runs its own choice
         "ONEDNN_MAX_CPU_ISA": "AVX2",
+        **NUMPY_AT_AVX2,
     },
 }
 COMMITTED = "portable"
@@ -98,8 +109,12 @@ def pin():
     if os.environ.get(UNPINNED_ENV) == "1":
         return None
     chosen = mode()
-    if "torch" in sys.modules:  # ATen chooses at its first kernel call, so this may still hold
-        warnings.warn("torch was imported before pipeline: import it first for pinned numerics", stacklevel=3)
+    early = [name for name in ("torch", "numpy") if name in sys.modules]
+    if early:  # ATen chooses at its first kernel call, so its part may still hold; NumPy's cannot
+        warnings.warn(
+            f"{' and '.join(early)} imported before pipeline: import pipeline first for pinned numerics",
+            stacklevel=3,
+        )
     if not has_avx2():
         return None
     os.environ.update(MODES[chosen])

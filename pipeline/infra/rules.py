@@ -1,8 +1,8 @@
 """Typed configuration read from YAML, validated by pydantic: each section is a frozen pydantic
 dataclass whose fields are the types below (strict integers, finite numbers in a range, choices,
-lists), and pydantic's first failure becomes one ConfigError line naming the key, the value and what
-is allowed, the allowed part worded from the field's own type (for an unknown key, the nearest known
-one).
+lists). Every type says what it allows in words, and a failure is reported in those words: pydantic's
+first failure becomes one ConfigError line naming the key, the value and what is allowed (for an
+unknown key, the nearest known one).
 
 `dvc exp run -S train.lr=1e-06` writes `1e-06`, which PyYAML reads as a string: a number field
 takes such a string as the number it is, as pydantic does.
@@ -12,21 +12,41 @@ import dataclasses
 import difflib
 import functools
 import math
-import typing
 from typing import Annotated, Literal
 
 import annotated_types as constraint
 import pydantic
-from pydantic_core import PydanticCustomError
+from pydantic_core import ArgsKwargs, PydanticCustomError
 
 from pipeline.infra.errors import ConfigError
 
+OWN = ("invalid", "unknown_key", "missing_keys", "not_mapping")  # the failures worded here
+
 
 @dataclasses.dataclass(frozen=True)
-class Allowed:
-    """What a type allows, in words, where its constraints cannot say it (`per_kind`)."""
+class Words:
+    """How a list of a type's values says what they must be ("integers >= 1")."""
 
-    text: str
+    plural: str
+
+
+def plural(kind):
+    return next(m.plural for m in kind.__metadata__ if isinstance(m, Words))
+
+
+def allowing(kind, words, plural=None):
+    """`kind`, whose failures say `words` ("an integer >= 1"); `plural` is how a list of them says it.
+    A failure inside it (a list's item) keeps its own words and place."""
+
+    def in_words(value, handler):
+        try:
+            return handler(value)
+        except pydantic.ValidationError as err:
+            if any(e["type"] in OWN for e in err.errors()):
+                raise
+            raise PydanticCustomError("invalid", "expected {allowed}", {"allowed": words}) from None
+
+    return Annotated[kind, pydantic.WrapValidator(in_words), Words(plural or words)]
 
 
 def _not_bool(value):
@@ -36,19 +56,21 @@ def _not_bool(value):
 
 
 def int_at_least(low):
-    return Annotated[int, pydantic.Strict(), constraint.Ge(low)]
+    return allowing(
+        Annotated[int, pydantic.Strict(), constraint.Ge(low)], f"an integer >= {low}", f"integers >= {low}"
+    )
 
 
 def float_in(low, high, low_open=False, high_open=True):
-    lower, upper = (
-        (constraint.Gt(low) if low_open else constraint.Ge(low)),
-        (constraint.Lt(high) if high_open else constraint.Le(high)),
-    )
-    return Annotated[float, pydantic.BeforeValidator(_not_bool), pydantic.AllowInfNan(False), lower, upper]
+    lower = constraint.Gt(low) if low_open else constraint.Ge(low)
+    upper = constraint.Lt(high) if high_open else constraint.Le(high)
+    number = Annotated[float, pydantic.BeforeValidator(_not_bool), pydantic.AllowInfNan(False), lower, upper]
+    span = f"{'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
+    return allowing(number, f"a number in {span}", f"numbers in {span}")
 
 
 def one_of(*choices):
-    return Literal[choices]
+    return allowing(Literal[choices], "one of " + ", ".join(choices))
 
 
 def per_kind(choices, kinds):
@@ -60,29 +82,53 @@ def per_kind(choices, kinds):
             raise ValueError(value)
         return value if len(set(names)) > 1 else names[0]
 
-    allowed = f"one of {', '.join(choices)}, or {len(kinds)} of them joined by / ({' / '.join(kinds)})"
-    return Annotated[str, pydantic.AfterValidator(one_name_where_one_does), Allowed(allowed)]
+    words = f"one of {', '.join(choices)}, or {len(kinds)} of them joined by / ({' / '.join(kinds)})"
+    return allowing(Annotated[str, pydantic.AfterValidator(one_name_where_one_does)], words)
 
 
 def _no_repeats(items):
     if len(set(items)) != len(items):
-        raise PydanticCustomError("repeats", "repeats")
+        raise ValueError("repeats")
     return items
 
 
 def list_of(item, unique=False, length=None):
     """A list (a tuple once read) of `length` items, or of any number but none."""
     if length:
-        return tuple[(item,) * length]
+        return allowing(tuple[(item,) * length], f"a list of {length} {plural(item)}")
     kind = Annotated[tuple[item, ...], constraint.MinLen(1)]
-    return Annotated[kind, pydantic.AfterValidator(_no_repeats)] if unique else kind
+    if unique:
+        kind = Annotated[kind, pydantic.AfterValidator(_no_repeats)]
+    return allowing(kind, f"a non-empty list of {plural(item)}" + (" without repeats" if unique else ""))
+
+
+def mapping_of(value, words):
+    """A mapping of names to `value`s, one at least."""
+    return allowing(Annotated[dict[str, value], constraint.MinLen(1)], words)
 
 
 def section(cls):
-    """A section: a frozen pydantic dataclass, no key beside its fields (required unless defaulted)."""
-    return pydantic.dataclasses.dataclass(
-        frozen=True, config=pydantic.ConfigDict(extra="forbid", defer_build=True)
-    )(cls)
+    """A section: a frozen pydantic dataclass, a mapping of its fields (required unless defaulted)
+    and no other key."""
+
+    def keys_known(raw):
+        if isinstance(raw, ArgsKwargs):  # built in code, not read
+            return raw
+        if not isinstance(raw, dict):
+            raise PydanticCustomError("not_mapping", "not a mapping")
+        fields = dataclasses.fields(built)
+        names = [f.name for f in fields]
+        unknown = [str(k) for k in raw if k not in names]
+        if unknown:
+            raise PydanticCustomError("unknown_key", "unknown key", {"key": unknown[0], "known": names})
+        missing = [f.name for f in fields if f.name not in raw and f.default is dataclasses.MISSING]
+        if missing:
+            raise PydanticCustomError("missing_keys", "missing keys", {"missing": missing})
+        return raw
+
+    cls.keys_known = pydantic.model_validator(mode="before")(keys_known)
+    built = pydantic.dataclasses.dataclass(frozen=True, config=pydantic.ConfigDict(defer_build=True))(cls)
+    return built
 
 
 def overrides(cls):
@@ -98,57 +144,6 @@ def overrides(cls):
 # ------------------------------------------------------------------------ errors in words
 
 
-def _parts(kind):
-    """(the type, its metadata) of a possibly Annotated or optional type."""
-    if typing.get_origin(kind) is Annotated:
-        base, *meta = typing.get_args(kind)
-        inner, more = _parts(base)
-        return inner, [*more, *meta]
-    args = typing.get_args(kind)
-    if type(None) in args:
-        return _parts(next(a for a in args if a is not type(None)))
-    return kind, []
-
-
-def type_at(kind, loc):
-    """The type found at pydantic's error location `loc` inside `kind`."""
-    for part in loc:
-        base, _ = _parts(kind)
-        if dataclasses.is_dataclass(base):
-            kind = {f.name: f.type for f in dataclasses.fields(base)}[part]
-        else:  # a tuple's item or a mapping's value
-            args = typing.get_args(base)
-            kind = args[-1] if typing.get_origin(base) is dict else args[0 if args[-1] is ... else part]
-    return kind
-
-
-def describe(kind, plural=False):
-    """What `kind` allows, in words: "an integer >= 1", "numbers in (0.0, 1.0)", "one of post, pre"."""
-    base, meta = _parts(kind)
-    bounds = (constraint.Gt, constraint.Ge, constraint.Lt, constraint.Le)
-    bound = {type(m).__name__: getattr(m, type(m).__name__.lower()) for m in meta if isinstance(m, bounds)}
-    words = next((m.text for m in meta if isinstance(m, Allowed)), None)
-    if words is None and base is int:
-        words = f"{'integers' if plural else 'an integer'} >= {bound['Ge']}"
-    elif words is None and base is float:
-        low, high = bound.get("Gt", bound.get("Ge", -math.inf)), bound.get("Lt", bound.get("Le", math.inf))
-        low = f"{'(' if 'Gt' in bound else '['}{low}, {high}{']' if 'Le' in bound else ')'}"
-        words = f"{'numbers' if plural else 'a number'} in {low}"
-    elif words is None and typing.get_origin(base) is Literal:
-        words = "one of " + ", ".join(typing.get_args(base))
-    elif words is None and typing.get_origin(base) is tuple:
-        items = typing.get_args(base)
-        many = "a non-empty list of" if items[-1] is ... else f"a list of {len(items)}"
-        words = f"{many} {describe(items[0], plural=True)}"
-    return words or "a mapping of parameters"
-
-
-def unknown_key(key, known):
-    close = difflib.get_close_matches(key.split(".")[-1], known, n=1)
-    hint = f" (did you mean {'.'.join(key.split('.')[:-1] + close)}?)" if close else ""
-    return ConfigError(f"unknown parameter {key}{hint}; known: {', '.join(sorted(known))}")
-
-
 def key_name(prefix, loc):
     """("train", "betas", 1) -> train.betas[1]"""
     words = [prefix] if prefix else []
@@ -157,30 +152,25 @@ def key_name(prefix, loc):
     return ".".join(words)
 
 
-FIRST = {"unexpected_keyword_argument": 0, "dataclass_type": 0, "missing": 1}  # a typo before its echo
+FIRST = {"unknown_key": 0, "not_mapping": 0, "missing_keys": 1}  # a typo before its echo, then values
 
 
-def config_error(cls, err: pydantic.ValidationError, prefix=""):
+def config_error(err: pydantic.ValidationError, prefix=""):
     """pydantic's failure as one line: an unknown key first, then a missing one, then a bad value."""
     first = sorted(err.errors(), key=lambda e: FIRST.get(e["type"], 2))[0]
-    kind, loc, value = first["type"], first["loc"], first["input"]
-    if kind == "missing" and isinstance(loc[-1], int):  # a list one item short
-        kind, loc = "too_short", loc[:-1]
-    where = key_name(prefix, loc[:-1] if kind in ("unexpected_keyword_argument", "missing") else loc)
-    if kind == "unexpected_keyword_argument":
-        known = [f.name for f in dataclasses.fields(_parts(type_at(cls, loc[:-1]))[0])]
-        return unknown_key(f"{where}.{loc[-1]}" if where else str(loc[-1]), known)
-    if kind == "missing":
-        missing = [e["loc"][-1] for e in err.errors() if e["type"] == "missing" and e["loc"][:-1] == loc[:-1]]
-        return ConfigError(
-            f"{where or 'params.yaml'}: missing {'parameter' if where else 'section'}(s) "
-            + ", ".join(missing)
-        )
-    if kind == "dataclass_type":
+    kind, where, value, ctx = first["type"], key_name(prefix, first["loc"]), first["input"], first.get("ctx")
+    if kind == "unknown_key":
+        key = f"{where}.{ctx['key']}" if where else ctx["key"]
+        close = difflib.get_close_matches(ctx["key"], ctx["known"], n=1)
+        hint = f" (did you mean {'.'.join(key.split('.')[:-1] + close)}?)" if close else ""
+        return ConfigError(f"unknown parameter {key}{hint}; known: {', '.join(sorted(ctx['known']))}")
+    if kind == "missing_keys":
+        what = "parameter" if where else "section"
+        return ConfigError(f"{where or 'params.yaml'}: missing {what}(s) {', '.join(ctx['missing'])}")
+    if kind == "not_mapping":
         what = "be a mapping of parameters" if where else "hold a mapping of sections"
         return ConfigError(f"{where or 'params.yaml'} must {what}, got {value!r}")
-    allowed = describe(type_at(cls, loc)) + (" without repeats" if kind == "repeats" else "")
-    return ConfigError(f"{where} = {value!r} is invalid: expected {allowed}")
+    return ConfigError(f"{where} = {value!r} is invalid: {first['msg']}")
 
 
 @functools.cache
@@ -193,7 +183,7 @@ def parse(cls, raw, prefix=""):
     try:
         return _adapter(cls).validate_python(raw)
     except pydantic.ValidationError as err:
-        raise config_error(cls, err, prefix) from None
+        raise config_error(err, prefix) from None
 
 
 def as_dict(obj):

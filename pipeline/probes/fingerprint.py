@@ -6,7 +6,8 @@ code and parameters give them the same results; where one entry differs, the nam
 operation rounds differently (the matrix products of MKL, a vectorised kernel of ATen, a random
 draw). Inputs come from NumPy's seeded generator, never from torch, so that each entry depends on
 its own operation alone. The entries follow the training step in order: embedding, dropout,
-attention, LayerNorm, feed-forward, loss, backward, Adam; then a short training run end to end.
+attention, LayerNorm, feed-forward, loss, backward, Adam; then NumPy's own arithmetic, and a short
+training run end to end.
 The record made of them (one process a mode, compared and kept) is pipeline/probes/numerics_record.py.
 """
 
@@ -174,6 +175,29 @@ def training_entry():
     return {"training_steps": digest(*model.parameters(), torch.tensor(losses))}
 
 
+def numpy_entries():
+    """NumPy's own arithmetic, which the probes and the length study's diagnosis compute with: the
+    lesson's residual stack of 12 feed-forward layers (OpenBLAS's matrix products) in float64 and
+    float32, least-squares lines of 2 to 60 points (LAPACK, as np.polyfit), and NumPy's vectorised
+    exp and log. One product alone can agree where twelve in a row do not."""
+    g = np.random.default_rng(0)
+    x = g.standard_normal((8, 16))
+    layers = [(0.15 * g.standard_normal((16, 32)), 0.15 * g.standard_normal((32, 16))) for _ in range(12)]
+    out = {}
+    for dtype in (np.float64, np.float32):
+        h = x.astype(dtype)
+        for w1, w2 in layers:
+            h = h + np.maximum(0.0, h @ w1.astype(dtype)) @ w2.astype(dtype)
+        out[f"numpy_matmul_{np.dtype(dtype).name}"] = digest(torch.from_numpy(h))
+    values = g.standard_normal(4096)
+    fits = [np.polyfit(np.arange(n, dtype=float), values[:n], 1) for n in range(2, 61)]
+    out["numpy_least_squares"] = digest(torch.from_numpy(np.stack(fits)))
+    out["numpy_exp_log"] = digest(
+        torch.from_numpy(np.exp(values)), torch.from_numpy(np.log1p(np.abs(values)))
+    )
+    return out
+
+
 def operation_entries():
     """The machine's part, {operation: hash}, in the order of a training step: each operation alone,
     on inputs that do not depend on torch, so that only the machine and torch can change them."""
@@ -185,6 +209,7 @@ def operation_entries():
         **layer_entries(rng),
         **dropout_entries(),
         **adam_entry(rng),
+        **numpy_entries(),
     }
 
 

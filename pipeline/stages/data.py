@@ -29,7 +29,7 @@ def main():
     files.write_npz(args.test, **test)
     write_detail(
         args.metrics,
-        {"by_length.csv": length_rows(stats, params.data.test_lengths)},
+        {"by_length.csv": (stats["by_length"], BY_LENGTH)},
         headline(stats, HEADLINE),
     )
     print(
@@ -40,14 +40,9 @@ def main():
     runlog.record_run("data", time.perf_counter() - start)
 
 
-BY_LENGTH = ["overlap_drawn", "overlap", "starts_with_0", "ends_with_9"]  # each test set's statistics
-
-
-def length_rows(stats, lengths):
-    """The test sets' statistics as a tidy table: one row per length (the overlap with training
-    before and after the redraw, how often the sorted output starts with 0 and ends with 9)."""
-    rows = [{"length": n, **{k: stats[f"length_{n}_{k}"] for k in BY_LENGTH}} for n in lengths]
-    return rows, ["length", *BY_LENGTH]
+# each test set's statistics: the overlap with training before and after the redraw, and how often
+# the sorted output starts with 0 and ends with 9
+BY_LENGTH = ["length", "overlap_drawn", "overlap", "starts_with_0", "ends_with_9"]
 
 
 if __name__ == "__main__":

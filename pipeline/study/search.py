@@ -163,7 +163,7 @@ def row_result(row, recipe, seeds, bar, trained):
             found = {s: trained[s][key] for s in seeds}
             result[key] = (
                 by_length(found, lengths)
-                if key.startswith("accuracy")
+                if key == "accuracy_plain_positions"
                 else {str(s): d for s, d in found.items()}
             )
     return result
