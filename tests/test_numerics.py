@@ -145,6 +145,29 @@ def test_a_record_made_under_other_mode_names_is_compared_by_what_its_modes_set(
     assert "portable  differs in 1 of 2 entries: training_steps" in said
 
 
+def test_a_record_from_before_numpys_pin_is_compared_and_its_missing_entries_named(capsys):
+    """A record whose modes set fewer libraries (the Intel Xeon's, before NumPy was pinned) is matched
+    by the settings it names; the entries it lacks differ, so it never passes for this machine's."""
+    ours_entries = {"operations": {"linear_proj_forward": "1", "numpy_exp_log": "4"}, "training_steps": "2"}
+    theirs_entries = {"operations": {"linear_proj_forward": "1"}, "training_steps": "2"}
+    ours = {
+        "in_use": "portable",
+        "modes": {
+            m: {"settings": numerics.MODES[m], "fingerprint": m, **ours_entries} for m in numerics.MODES
+        },
+    }
+    without_numpy = {k: v for k, v in numerics.MODES["portable"].items() if k not in numerics.NUMPY_AT_AVX2}
+    older = {
+        "in_use": "portable",
+        "cpu": {"vendor": "GenuineIntel", "model": "other"},
+        "modes": {"portable": {"settings": without_numpy, **theirs_entries}},
+    }
+    assert not compare(ours, older)
+    assert "portable  differs in 1 of 3 entries: numpy_exp_log" in capsys.readouterr().out
+    unmatched = {**older, "modes": {"portable": {"settings": {"MKL_CBWR": "AUTO"}, **theirs_entries}}}
+    assert not compare(ours, unmatched)  # its mode in use matches none of ours: no agreement claimed
+
+
 @pytest.mark.numerics
 @pytest.mark.skipif(not numerics.has_avx2(), reason="the hash is the x86-64 AVX2 kernel's")
 def test_the_pipelines_adam_computes_as_torchs_fused_adam_in_every_mode():
