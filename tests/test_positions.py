@@ -26,7 +26,7 @@ from pipeline.model.transformer import (
     count_parameters,
     padding_mask,
 )
-from pipeline.study.diagnosis import accuracy_by_length, diagnose, mean_over_seeds
+from pipeline.study.diagnosis import accuracy_by_length, diagnose, mean_over_seeds, seed_rows
 from pipeline.study.variant import at_plain_positions
 from pipeline.tokens import BOS, IGNORE
 from tests.conftest import model_config, tiny_params
@@ -382,7 +382,11 @@ def test_test_model_and_diagnosis_on_a_tiny_model(trained):
     assert 0 <= d["missing_digit"] <= 1 and d["rank_speed"] == pytest.approx(d["rank_speed"])
     assert sum(d["first_error"].values()) == pytest.approx(1 - d["seq_acc"])
     merged = mean_over_seeds({0: d, 1: d})
-    assert merged["seq_acc"] == d["seq_acc"] and merged["seq_acc_std"] == 0.0 and "seq_acc_seed1" in merged
+    assert merged["seq_acc"] == d["seq_acc"] and merged["seq_acc_std"] == 0.0
+    assert not any("_seed" in key for key in merged)  # each seed's value is a row, not a key
+    rows = seed_rows("bos", 6, {0: d, 1: d})
+    assert [(r["model"], r["length"], r["seed"]) for r in rows] == [("bos", 6, 0), ("bos", 6, 1)]
+    assert rows[1]["seq_acc"] == d["seq_acc"] and "acc_by_position" not in rows[1]
 
 
 def test_split_attention_picks_with_half_the_heads_and_counts_with_the_other_half():

@@ -216,7 +216,8 @@ def _mean(values):
 
 
 def mean_over_seeds(runs):
-    """Scalars: mean, std and each seed's value; lists and dicts: element-wise means."""
+    """Scalars: mean and std (each seed's value is a row of `seed_rows`); lists and dicts:
+    element-wise means."""
     first = next(iter(runs.values()))
     out = {}
     for key, value in first.items():
@@ -230,5 +231,14 @@ def mean_over_seeds(runs):
             out[key] = {k: _mean(r[key].get(k) for r in runs.values())[0] for k in value}
         else:
             out[key], out[f"{key}_std"] = _mean(values)
-            out.update({f"{key}_seed{s}": r[key] for s, r in runs.items()})
     return out
+
+
+def seed_rows(model, length, runs):
+    """One model's diagnosis at one length ({seed: diagnosis}), as tidy rows: the model, the length,
+    the seed and each of its single numbers (its lists and maps are averaged by `mean_over_seeds`)."""
+    return [
+        {"model": model, "length": int(length), "seed": int(seed)}
+        | {k: v for k, v in run.items() if not isinstance(v, (list, dict))}
+        for seed, run in runs.items()
+    ]

@@ -31,6 +31,7 @@ from pipeline.study.diagnosis import (
     diagnose,
     gate_biases,
     mean_over_seeds,
+    seed_rows,
 )
 from pipeline.study.outputs import (
     ACCURACY_COLUMNS,
@@ -188,8 +189,24 @@ def run_study(params: Params, models_dir, train_path, variants_dir, workers=None
         "diagnosis.json": diagnosis_file(params, models_dir, pipeline_lengths, tests, diagnosis, records),
         "rank_by_step.csv": rank_table(diagnosis),
     }
-    tables = {"per_seed.csv": (rows, ACCURACY_COLUMNS), "bar.csv": (standings, ["variant", *BAR_COLUMNS])}
+    tables = {
+        "per_seed.csv": (rows, ACCURACY_COLUMNS),
+        "bar.csv": (standings, ["variant", *BAR_COLUMNS]),
+        "diagnosis_by_seed.csv": diagnosis_table(diagnosed, records),
+    }
     return standings, tables, outputs
+
+
+def diagnosis_table(diagnosed, records):
+    """(rows, columns): each seed's single numbers of the diagnosis, for the pipeline's checkpoints
+    (`diagnosed`: {seed: {length: diagnosis}}) and every variant's record, by model and length."""
+    runs_by_model = {"pipeline": diagnosed} | {v: rec["diagnosis"] for v, rec in records.items()}
+    rows = []
+    for model, runs in runs_by_model.items():
+        for n in next(iter(runs.values())):
+            rows += seed_rows(model, n, {seed: runs[seed][n] for seed in runs})
+    columns = list(dict.fromkeys(c for row in rows for c in row))
+    return [{c: row.get(c) for c in columns} for row in rows], columns
 
 
 def standing_of(rows, variant, bar):
