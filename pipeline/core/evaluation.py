@@ -136,9 +136,9 @@ def cross_attention_example(model, source, device):
     }
 
 
-def length_table(accuracy, lengths, seeds):
+def length_rows(accuracy, lengths, seeds):
     """Per length, greedy over seeds (`accuracy`: the stage's accuracy table, a DataFrame): exact
-    sequences (mean, std, seed range) and digits (mean, std), as CSV text."""
+    sequences (mean, std, seed range) and digits (mean, std), one row a length."""
     rows = []
     for n in lengths:
         per_seed = by_seed(accuracy, "seq_acc", seeds, decoder="greedy", length=n)
@@ -155,6 +155,11 @@ def length_table(accuracy, lengths, seeds):
                 "digit_acc_std": digit_acc_std,
             }
         )
+    return rows
+
+
+def length_table(rows):
+    """The length rows as the CSV the report's length figure reads (6 decimals)."""
     return csv_text(rows, float_format="%.6f")
 
 

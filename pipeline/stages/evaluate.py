@@ -11,7 +11,7 @@ import time
 import pandas as pd
 
 from pipeline.core.data import load_npz
-from pipeline.core.evaluation import DECODERS, evaluate_seed, length_table, show_failures
+from pipeline.core.evaluation import DECODERS, evaluate_seed, length_rows, length_table, show_failures
 from pipeline.core.params import load_params
 from pipeline.infra import runlog
 from pipeline.infra.cli import stage_paths
@@ -49,6 +49,7 @@ def main():
         example["outputs_by_seed"][str(seed)] = seen["output"]
         print(f"seed {seed}: {' '.join(map(str, seen['input']))} -> {' '.join(map(str, seen['output']))}")
     accuracy = pd.DataFrame(tables["accuracy"])
+    by_length = length_rows(accuracy, lengths, params.train.seeds)
     write_detail(
         args.metrics,
         {
@@ -57,15 +58,14 @@ def main():
             "reference.csv": (tables["reference"], ["seed", "dtype", "max_diff", "logit_max", "dot_length"]),
         },
         headline(pd.DataFrame(tables["at_trained"]), accuracy, params.train.seeds, lengths),
-        {"length_table.csv": length_table(accuracy, lengths, params.train.seeds), "example.json": example},
+        {"length_table.csv": length_table(by_length), "example.json": example},
     )
     print("length table (greedy, mean ± std over seeds):")
-    for n in lengths:
-        seq_acc, seq_acc_std = spread(
-            by_seed(accuracy, "seq_acc", params.train.seeds, decoder="greedy", length=n)
+    for r in by_length:
+        print(
+            f"  length {r['length']:2d}: sequences {r['seq_acc']:6.1%} ± {r['seq_acc_std']:.1%}"
+            f" · digits {r['digit_acc']:.1%}"
         )
-        digit_acc = spread(by_seed(accuracy, "digit_acc", params.train.seeds, decoder="greedy", length=n))[0]
-        print(f"  length {n:2d}: sequences {seq_acc:6.1%} ± {seq_acc_std:.1%} · digits {digit_acc:.1%}")
     runlog.record_run("evaluate", time.perf_counter() - start)
 
 
