@@ -90,6 +90,21 @@ def test_the_step_profile_counts_every_operation_once():
     assert len(names) == len(set(names))  # no operator in two groups
 
 
+def test_the_step_profiles_self_times_and_calls_are_torchs_key_averages():
+    """The one-pass sums over the profiler's events give, operator by operator, the self times and
+    call counts torch's own (slow) aggregation gives, redispatches and nested operators included."""
+    from torch.autograd.profiler import profile
+
+    params = tiny_params(model={"dropout": 0.1}, train={"steps": 2})
+    data = make_datasets(params.data)[0]
+    with profile() as prof:
+        train_model(params.model, params.train, 0, data)
+    self_us, calls = step_profile.self_times(prof.kineto_results.events())
+    averages = prof.key_averages()
+    assert calls == {e.key: e.count for e in averages}
+    assert self_us == pytest.approx({e.key: e.self_cpu_time_total for e in averages}, abs=1e-6)
+
+
 def test_the_step_profile_refuses_too_few_steps_in_one_line(capsys):
     with pytest.raises(SystemExit) as stop:
         step_profile.main(["--steps", "3"])

@@ -9,11 +9,16 @@ parameter check with one line, before any stage writes.
 
 A stage whose inputs equal those of a run earlier in this test process (the values its `params:`
 list names and its input files, as DVC decides a rerun; the code is the same for every class) takes
-that run's outputs instead of running again: each class shares half its stages with others.
+that run's outputs instead of running again: each class shares half its stages with others. The
+report runs in every class, its inputs being the class's own; so does each of its figures, except one
+whose inputs (its arguments, a file by its bytes) equal those of a figure an earlier class drew: that
+one takes the earlier PNG, as the report reruns nothing but what changed. Most of a class's time is
+the report's figures, and a study variant leaves the lesson's model's figures as they were.
 """
 
 import hashlib
 import json
+import pickle
 import shutil
 import sys
 from pathlib import Path
@@ -23,10 +28,12 @@ import yaml
 from conftest import PARAMS_YAML, laid_over
 
 from pipeline.core.params import parse_params
+from pipeline.infra import files
 from pipeline.infra.errors import ConfigError
 from pipeline.model.attention import WEIGHTS
 from pipeline.model.options import attention_kinds
 from pipeline.model.positions import SCHEMES
+from pipeline.report import draw, figures, study_figures
 
 pytestmark = pytest.mark.slow  # every stage in this process for each class: a few minutes
 
@@ -151,6 +158,35 @@ def run_or_reuse(name, key, body, raw, monkeypatch, store):
     if all(Path(path).exists() for path in outputs):
         RUN_BEFORE[seen] = store / str(len(RUN_BEFORE))
         copy_outputs(outputs, Path.cwd(), RUN_BEFORE[seen])
+
+
+FIGURES_BEFORE = {}  # (figure function, its inputs) -> the PNG drawn from them earlier in this process
+
+
+def figure_inputs(args):
+    """What a report figure is drawn from: its arguments but the last (the PNG it writes), a file by
+    its bytes."""
+    named = [a.read_bytes() if isinstance(a, Path) and a.is_file() else a for a in args[:-1]]
+    return hashlib.sha256(pickle.dumps(named)).hexdigest()
+
+
+def drawn_once(plot):
+    def draw_or_copy(*args):
+        seen, png = (plot.__qualname__, figure_inputs(args)), Path(args[-1])
+        if seen in FIGURES_BEFORE:
+            return files.write_bytes(png, FIGURES_BEFORE[seen])  # as the figure's own save writes it
+        plot(*args)
+        FIGURES_BEFORE[seen] = png.read_bytes()
+
+    return draw_or_copy
+
+
+@pytest.fixture(autouse=True)
+def figures_drawn_once(monkeypatch):
+    """Every report figure drawn at most once per distinct inputs in this process (see the docstring)."""
+    for module in (draw, figures, study_figures):
+        for name in [n for n in vars(module) if n.startswith("plot_")]:
+            monkeypatch.setattr(module, name, drawn_once(getattr(module, name)))
 
 
 @pytest.mark.parametrize("where, positions, attention, norm, dropout, max_len", classes())

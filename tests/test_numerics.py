@@ -106,13 +106,33 @@ def test_the_fingerprint_names_the_operations_another_kernel_computes_otherwise(
     assert "linear_proj_forward" not in changed  # MKL's, which the capability does not choose
 
 
-def test_a_fingerprint_record_that_agrees_keeps_the_machine_that_first_made_it():
-    record = {"in_use": "portable", "cpu": {"vendor": "A", "model": "first"}, "torch": "t", "modes": {"m": 1}}
-    here = {**record, "cpu": {"vendor": "B", "model": "second"}}
-    assert numerics_record.kept_record(record, here) == record
-    other = {**here, "modes": {"m": 2}}
-    assert numerics_record.kept_record(record, other) == other
-    assert numerics_record.kept_record(None, here) == here
+def test_a_record_is_kept_where_the_mode_in_use_computes_as_it_records(monkeypatch):
+    """The mode in use decides alone: a machine that computes it alike keeps the file (and the CPU
+    that first made it) whatever the other mode computes here; one that computes it otherwise, or
+    runs another mode, writes a new record of every mode, the mode in use measured once."""
+    monkeypatch.setenv(numerics.MODE_ENV, "portable")
+    torch_version = numerics_record.metadata.version("torch")
+    here = {"portable": {"fingerprint": "p"}, "fast": {"fingerprint": "f-here"}}
+    measured = []
+
+    def measure_mode(mode):
+        measured.append(mode)
+        return here[mode]
+
+    monkeypatch.setattr(numerics_record, "measure_mode", measure_mode)
+    first = {"in_use": "portable", "cpu": {"vendor": "A", "model": "first"}, "torch": torch_version}
+    record = {**first, "modes": {"portable": {"fingerprint": "p"}, "fast": {"fingerprint": "f-there"}}}
+    assert numerics_record.kept_record(record) is record and measured == ["portable"]
+    for previous in (
+        {**record, "modes": {**record["modes"], "portable": {"fingerprint": "p-there"}}},
+        {**record, "in_use": "fast"},
+        {**record, "torch": "another"},
+        None,
+    ):
+        measured.clear()
+        new = numerics_record.kept_record(previous)
+        assert new["modes"] == here and new["in_use"] == "portable" and new["cpu"] == numerics.cpu_identity()
+        assert sorted(measured) == ["fast", "portable"]
 
 
 def test_the_other_mode_is_the_one_the_committed_results_were_not_made_in():

@@ -1,6 +1,7 @@
 """The numerics record (metrics/numerics.json): every mode's fingerprint measured side by side, one
-fresh process a mode, then compared and kept. Torch-free on purpose: the numerics stage runs on every
-`dvc repro`, and only its children, which measure (pipeline/probes/fingerprint.py), pay torch's import.
+fresh process a mode; the numerics stage keeps it while the mode in use computes as it records.
+Torch-free on purpose: the numerics stage runs on every `dvc repro`, and only its children, which
+measure (pipeline/probes/fingerprint.py), pay torch's import.
 """
 
 import hashlib
@@ -72,27 +73,42 @@ def measure_mode(mode):
     }
 
 
-def measure():
+def measure(known=None):
     """This machine's record: its CPU, the mode this process runs with, and every mode's entries
-    (the modes measured side by side, one process each)."""
-    with ThreadPoolExecutor(len(numerics.MODES)) as pool:
-        modes = dict(zip(numerics.MODES, pool.map(measure_mode, numerics.MODES), strict=True))
+    (the modes measured side by side, one process each; `known`: modes already measured here)."""
+    known = known or {}
+    todo = [mode for mode in numerics.MODES if mode not in known]
+    with ThreadPoolExecutor(max(1, len(todo))) as pool:
+        measured = {**known, **dict(zip(todo, pool.map(measure_mode, todo), strict=True))}
     return {
         "in_use": numerics.mode(),
         "cpu": numerics.cpu_identity(),
         "torch": metadata.version("torch"),
-        "modes": modes,
+        "modes": {mode: measured[mode] for mode in numerics.MODES},
     }
 
 
-def kept_record(previous, measured):
-    """What the numerics stage writes: the record measured here, but the CPU of `previous` where
-    every entry agrees (the machine that first made these numerics), so that another machine that
-    computes alike leaves the file, and every result downstream of it, as it was."""
-    same = previous and {k: v for k, v in previous.items() if k != "cpu"} == {
-        k: v for k, v in measured.items() if k != "cpu"
-    }
-    return {**measured, "cpu": previous["cpu"]} if same else measured
+def computes_as(previous, mode, measured):
+    """Whether this machine, measured in `mode` alone, computes as `previous` records the results
+    were made: the same mode in use, torch and settings, and every entry of that mode alike. The
+    other modes' entries do not decide: an Intel CPU computes the portable mode as an AMD one does,
+    and MKL's fast branch otherwise, yet the results, made in the mode in use, are the same bytes."""
+    return (
+        previous is not None
+        and previous.get("in_use") == mode
+        and previous.get("torch") == metadata.version("torch")
+        and previous.get("modes", {}).get(mode) == measured
+    )
+
+
+def kept_record(previous):
+    """What the numerics stage writes: `previous` as it is where this machine computes the mode in
+    use as it records (so the file, and every result downstream of it, stays as it was: the CPU named
+    is the machine that first made these numerics); otherwise a new record of every mode measured
+    here. The mode in use is measured first and alone: the others only for a new record."""
+    mode = numerics.mode()
+    ours = measure_mode(mode)
+    return previous if computes_as(previous, mode, ours) else measure(known={mode: ours})
 
 
 def read_record(path):

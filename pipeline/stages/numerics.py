@@ -1,9 +1,10 @@
 """Stage `numerics`: the numerics fingerprint of the machine the results are made on.
 
-Runs on every `dvc repro` (always_changed): where this machine computes every operation as the one
-that wrote metrics/numerics.json, the file stays as it was and nothing downstream reruns; where it
-computes otherwise (another CPU vendor, PIPELINE_NUMERICS=portable), the file changes and every
-stage that computes with torch reruns, so that results and the fingerprint beside them always agree.
+Runs on every `dvc repro` (always_changed): where this machine computes every operation of the mode
+in use as the one that wrote metrics/numerics.json (whatever the other modes compute here), the
+file stays as it was and nothing downstream reruns; where it computes otherwise (another mode, a CPU
+whose kernels round otherwise), the file changes and every stage that computes with torch reruns,
+so that results and the fingerprint beside them always agree.
 The work is in pipeline/probes/numerics_record.py (the record) and fingerprint.py (the measures).
 """
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from pipeline.infra import files, runlog
 from pipeline.infra.errors import PipelineError, stage_entry
-from pipeline.probes.numerics_record import kept_record, measure, read_record
+from pipeline.probes.numerics_record import kept_record, read_record
 
 PATH = Path("metrics/numerics.json")
 
@@ -24,7 +25,7 @@ def main():
         previous = read_record(PATH)
     except PipelineError:  # missing or unreadable: this machine's record replaces it
         previous = None
-    record = kept_record(previous, measure())
+    record = kept_record(previous)
     files.write_json(PATH, record)
     mode = record["in_use"]
     print(
