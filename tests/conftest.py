@@ -70,6 +70,20 @@ def shared_base(config):
     return base.parent if hasattr(config, "workerinput") else base
 
 
+def pytest_collection_modifyitems(items):
+    """The longest tests first and the many short ones last, so that at the end the workers share
+    short tests rather than one of them running a long one alone: first those that start from the
+    tiny clone (the worker that takes them waits for its build while the others run), then the other
+    slow ones, then the rest, each group in its files' order."""
+
+    def rank(item):
+        if item.get_closest_marker("slow") is None:
+            return 2
+        return 0 if "reproduced_clone" in item.fixturenames else 1
+
+    items.sort(key=rank)  # stable
+
+
 def pytest_collection_finish(session):
     """Where a selected test starts from the reproduced tiny clone, start building it now."""
     if any("reproduced_clone" in item.fixturenames for item in session.items):

@@ -15,8 +15,9 @@ from pipeline.model.attention import WEIGHTS
 from pipeline.model.positions import SCHEMES
 from pipeline.study.diagnosis import first_errors
 from pipeline.study.gather import bar_standing, load_variant
-from pipeline.study.outputs import accuracy_rows, length_table, variant_table
+from pipeline.study.outputs import length_table, variant_table, with_variant
 from pipeline.study.sets import every_sequence, make_test_sets
+from pipeline.study.variant import with_seeds
 from tests.conftest import model_config
 from tests.test_params import DEFAULT, with_value
 
@@ -136,12 +137,9 @@ def test_test_sets_hold_every_short_sequence_and_avoid_training():
 
 
 def test_the_bar_standing_and_the_tables_by_length():
-    seed = {
-        k: v
-        for n in range(1, 23)
-        for k, v in [(f"length_{n}_seq_acc", 1 - 0.0001 * n), (f"length_{n}_digit_acc", 1)]
-    }
-    rows = accuracy_rows({("a", 0): seed, ("a", 3): {**seed, "length_17_seq_acc": 0.95}}, range(1, 23))
+    seed = [{"length": n, "seq_acc": 1 - 0.0001 * n, "digit_acc": 1} for n in range(1, 23)]
+    worse = [{**r, "seq_acc": 0.95} if r["length"] == 17 else r for r in seed]
+    rows = with_variant("a", with_seeds({0: seed, 3: worse}))
     assert (
         len(rows) == 44 and {"variant": "a", "seed": 3, "length": 17, "seq_acc": 0.95, "digit_acc": 1} in rows
     )

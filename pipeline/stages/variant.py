@@ -36,12 +36,11 @@ def main():
     params = load_params(reads=READS, own=variant)
     record, seconds = run_variant(params, variant, args.models)
     files.write_json(args.out, record)
-    accuracy = record["accuracy"].values()
-    first = next(iter(accuracy))
-    tested = [n for n in range(1, params.study.max_length + 1) if f"length_{n}_seq_acc" in first]
-    means = " ".join(
-        f"{100 * statistics.fmean(a[f'length_{n}_seq_acc'] for a in accuracy):.0f}" for n in tested
-    )
+    by_length = {}
+    for row in record["accuracy"]:
+        by_length.setdefault(row["length"], []).append(row["seq_acc"])
+    tested = list(by_length)
+    means = " ".join(f"{100 * statistics.fmean(values):.0f}" for values in by_length.values())
     print(f"study {variant}: exact sequences at lengths {tested[0]}-{tested[-1]}, mean over seeds: {means}")
     print(f"study {variant}: {statistics.fmean(seconds.values()):.0f} s of training per seed")
     print(f"study {variant}: checkpoints in {args.models}/ (python -m pipeline.tools.sort --checkpoint ...)")

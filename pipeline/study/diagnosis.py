@@ -57,13 +57,14 @@ def first_errors(pred, target):
 
 
 def accuracy_by_length(model, tests, batch_size, device):
-    """Greedy (key/value-cached) exact-sequence and digit accuracy at every length the model reads."""
-    out = {}
+    """Greedy (key/value-cached) exact-sequence and digit accuracy at every length the model reads:
+    rows {length, seq_acc, digit_acc}, in the order of `tests`."""
+    rows = []
     for n, source in tests.items():
         if n <= longest_source(model.config):
             seq, digit = greedy_accuracy(model, source, batch_size, device)
-            out[f"length_{n}_seq_acc"], out[f"length_{n}_digit_acc"] = seq, digit
-    return out
+            rows.append({"length": n, "seq_acc": seq, "digit_acc": digit})
+    return rows
 
 
 def midpoint_rank(source, digits):

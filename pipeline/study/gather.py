@@ -36,17 +36,17 @@ from pipeline.study.diagnosis import (
 from pipeline.study.outputs import (
     ACCURACY_COLUMNS,
     BAR_COLUMNS,
-    accuracy_rows,
     by_length,
     diagnosis_file,
     length_table,
     rank_table,
     study_meta,
     variant_table,
+    with_variant,
 )
 from pipeline.study.ranking import bar_lengths, best_variant
 from pipeline.study.sets import study_test_sets
-from pipeline.study.variant import variant_description
+from pipeline.study.variant import variant_description, with_seeds
 
 
 def test_checkpoint(path, tests, batch_size, device, diagnosis_lengths):
@@ -159,12 +159,12 @@ def run_study(params: Params, models_dir, train_path, variants_dir, workers=None
     read = diagnosed[params.train.seeds[0]]  # the lengths diagnosed
     diagnosis = {n: mean_over_seeds({seed: d[n] for seed, d in diagnosed.items()}) for n in read}
 
-    per_seed = {("pipeline", seed): accuracy for seed, (accuracy, _) in checked.items()}
+    rows = with_variant("pipeline", with_seeds({seed: accuracy for seed, (accuracy, _) in checked.items()}))
     for v, rec in records.items():
-        per_seed |= {(v, int(seed)): accuracy for seed, accuracy in rec["accuracy"].items()}
-    per_seed[("handset", 0)], records["handset"] = handset_run(params, tests)
+        rows += with_variant(v, rec["accuracy"])
+    handset_accuracy, records["handset"] = handset_run(params, tests)
+    rows += with_variant("handset", with_seeds({0: handset_accuracy}))
     variants = ["pipeline", *s.variants, "handset"]
-    rows = accuracy_rows(per_seed, lengths)
     standings = [{"variant": v, **standing_of(rows, v, s.bar)} for v in variants]
     overlaps = {
         "test_overlap_total": int(sum(overlap.values())),

@@ -23,21 +23,10 @@ BAR_COLUMNS = [
 ]
 
 
-def accuracy_rows(per_seed, lengths):
-    """The study's accuracy as tidy rows, one per variant, seed and tested length, from
-    {(variant, seed): that seed's accuracy results}."""
-    return [
-        {
-            "variant": variant,
-            "seed": seed,
-            "length": n,
-            "seq_acc": seq,
-            "digit_acc": result[f"length_{n}_digit_acc"],
-        }
-        for (variant, seed), result in per_seed.items()
-        for n in lengths
-        if (seq := result.get(f"length_{n}_seq_acc")) is not None
-    ]
+def with_variant(variant, rows):
+    """The study's accuracy rows (one per variant, seed and tested length) of one variant's
+    {seed, length, seq_acc, digit_acc} rows."""
+    return [{"variant": variant, **row} for row in rows]
 
 
 def by_length(rows, variant, column="seq_acc"):

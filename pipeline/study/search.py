@@ -101,10 +101,11 @@ def command(row):
 
 
 def by_length(accuracy, lengths):
-    """{seed: {length: exact-sequence accuracy}} from each seed's flat accuracy metrics."""
+    """{seed: {length: exact-sequence accuracy}} (search.json's form) from each seed's accuracy
+    rows {length, seq_acc, ...}."""
     return {
-        str(s): {n: a[f"length_{n}_seq_acc"] for n in lengths if f"length_{n}_seq_acc" in a}
-        for s, a in accuracy.items()
+        str(s): {r["length"]: r["seq_acc"] for r in rows if r["length"] in lengths}
+        for s, rows in accuracy.items()
     }
 
 
@@ -184,7 +185,7 @@ def recorded_seeds(done):
     for r in done.values():
         for s, acc in r["accuracy"].items():
             seeds[seed_key(r["recipe"], s)] = {
-                "accuracy": {f"length_{n}_seq_acc": a for n, a in acc.items()},
+                "accuracy": [{"length": int(n), "seq_acc": a} for n, a in acc.items()],
                 **{k: r[k][s] for k in ("diagnosis", "gate_biases") if k in r},
             }
     return seeds

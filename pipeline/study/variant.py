@@ -110,6 +110,11 @@ def at_plain_positions(model):
     return plain.train(model.training)
 
 
+def with_seeds(rows_by_seed):
+    """One table of every seed's accuracy rows ({seed: rows}), the seed a column of its own."""
+    return [{"seed": seed, **row} for seed, rows in rows_by_seed.items() for row in rows]
+
+
 def variant_description(params: Params, variant):
     """What a variant's record says it trained with, checked when the study gathers it."""
     config, recipe, lengths = variant_recipe(params, variant)
@@ -123,9 +128,10 @@ def variant_description(params: Params, variant):
 
 
 def run_variant(params: Params, variant, models_dir, workers=None):
-    """The variant's record (its recipe, and per seed its accuracy by length and diagnosis) and each
-    seed's training time, kept apart so that the record is the same bytes on every run. Every
-    seed's checkpoint goes to `models_dir`, all of them or none (written aside, then moved)."""
+    """The variant's record (its recipe; its accuracy, one row a seed and length; per seed its
+    diagnosis) and each seed's training time, kept apart so that the record is the same bytes on
+    every run. Every seed's checkpoint goes to `models_dir`, all of them or none (written aside,
+    then moved)."""
     if variant not in params.study.variants:
         raise ConfigError(f"variant {variant} is not in study.variants ({', '.join(params.study.variants)})")
     config, recipe, _ = variant_recipe(params, variant)
@@ -141,12 +147,12 @@ def run_variant(params: Params, variant, models_dir, workers=None):
         "variant": variant,
         **variant_description(params, variant),
         "loss_last100_mean": {str(s): r["loss_last100_mean"] for s, r in results.items()},
-        "accuracy": {str(s): r["accuracy"] for s, r in results.items()},
+        "accuracy": with_seeds({s: r["accuracy"] for s, r in results.items()}),
         "diagnosis": {str(s): r["diagnosis"] for s, r in results.items()},
         "gate_biases": {str(s): r["gate_biases"] for s, r in results.items()},
     }
     if all("accuracy_plain_positions" in r for r in results.values()):
-        record["accuracy_plain_positions"] = {
-            str(s): r["accuracy_plain_positions"] for s, r in results.items()
-        }
+        record["accuracy_plain_positions"] = with_seeds(
+            {s: r["accuracy_plain_positions"] for s, r in results.items()}
+        )
     return record, {str(s): round(r["seconds"], 1) for s, r in results.items()}
