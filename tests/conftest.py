@@ -70,18 +70,25 @@ def shared_base(config):
     return base.parent if hasattr(config, "workerinput") else base
 
 
-def pytest_collection_modifyitems(items):
-    """The longest tests first and the many short ones last, so that at the end the workers share
-    short tests rather than one of them running a long one alone: first those that start from the
-    tiny clone (the worker that takes them waits for its build while the others run), then the other
-    slow ones, then the rest, each group in its files' order."""
+def pytest_collection_modifyitems(config, items):
+    """Each worker's share of the long tests first and of the many short ones last, so that the
+    workers end together on short tests rather than one of them running a long test alone.
+    pytest-xdist (--dist worksteal) hands each worker one contiguous share of this order, then lets
+    an idle worker take the back half of another's queue; so each share is laid out as: the slow tests
+    that need no clone (they run while the tiny clone is reproduced), those that start from the clone,
+    then the short ones, each kind dealt round-robin to the shares."""
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
 
-    def rank(item):
+    def kind(item):
         if item.get_closest_marker("slow") is None:
             return 2
-        return 0 if "reproduced_clone" in item.fixturenames else 1
+        return 1 if "reproduced_clone" in item.fixturenames else 0
 
-    items.sort(key=rank)  # stable
+    shares = [[] for _ in range(workers)]
+    for k in range(3):
+        for i, item in enumerate(item for item in items if kind(item) == k):
+            shares[i % workers].append(item)
+    items[:] = [item for share in shares for item in share]
 
 
 def pytest_collection_finish(session):
