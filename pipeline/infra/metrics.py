@@ -1,7 +1,7 @@
 """Headline metrics and their detail. `metrics/<stage>.json` holds the few numbers a person compares
 across experiments (what `dvc exp show` lists); `metrics/<stage>/` holds everything the stage
-measured: tidy tables (pipeline/infra/results.py), or, for the architecture's and the probe's
-records, summary.json."""
+measured: tidy tables (pipeline/infra/results.py), and, for the architecture's and the probe's
+single numbers, summary.json."""
 
 from pathlib import Path
 

@@ -153,7 +153,7 @@ def measure(config: ModelConfig, seed=0):
         "attention_rows_sum_to_one": bool(torch.allclose(cross.sum(-1), torch.ones(()), atol=1e-6)),
         "self_attention_future_weight": float(self_weights.triu(1).abs().max()),
         "attention_matrices": sum(isinstance(m, nn.Linear) for m in enc.attn.modules()),
-        "attention_params_heads_1_to_32": [count(MultiHeadAttention(c.d_model, h)) for h in HEAD_COUNTS],
+        "attention_params_by_heads": [count(MultiHeadAttention(c.d_model, h)) for h in HEAD_COUNTS],
         "decoder_input_is_shifted_target": decoder_input_is_shifted_target(),
         "decoder_layer_output_shape": list(dec_out.shape),
         "cross_attention_table_shape": list(cross.shape[-2:]),
@@ -172,9 +172,19 @@ def measure(config: ModelConfig, seed=0):
         "residual_wrappers": len(enc.sub) + len(dec.sub),
         "sublayers_mixing_positions": sum(mixes_positions(box, c.d_model) for box in boxes(enc, dec)),
         "boxes_per_layer_pair": len(boxes(enc, dec)),
-        "attention_mults_heads_1_to_32": [attention_multiplications(c.d_model, h) for h in HEAD_COUNTS],
+        "attention_mults_by_heads": [attention_multiplications(c.d_model, h) for h in HEAD_COUNTS],
         "lesson_layer_code_lines": lesson_code_lines(),
     }
+
+
+def heads_table(measured):
+    """The measures taken at every head count (HEAD_COUNTS), moved out of `measured` into rows
+    {heads, attention_params, attention_mults}: one row a head count."""
+    params, mults = measured.pop("attention_params_by_heads"), measured.pop("attention_mults_by_heads")
+    return [
+        {"heads": h, "attention_params": p, "attention_mults": m}
+        for h, p, m in zip(HEAD_COUNTS, params, mults, strict=True)
+    ]
 
 
 def boxes(enc, dec):

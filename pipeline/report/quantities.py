@@ -62,15 +62,17 @@ def lazily(**computations):
     return {f"q.{name}": compute for name, compute in computations.items()}
 
 
-def architecture_quantities(a):
+def architecture_quantities(a, heads):
+    """`a`: the architecture's single numbers; `heads`: its table by head count."""
+
     def extra():
         enc, dec = a["encoder_layer_params"], a["decoder_layer_params"]
         one_ln = a["decoder_layer_layernorm_params"] // a["decoder_layer_layernorms"]
         attention = a["encoder_layer_attention_params"]
         return f"{dec:,} - {enc:,} = {dec - enc:,} = {attention:,} + {one_ln} (one LayerNorm)"
 
-    def by_heads(key, same):
-        values = set(a[key])
+    def by_heads(column, same):
+        values = set(heads[column].tolist())
         return same(values.pop()) if len(values) == 1 else f"{sorted(values)} by h"
 
     return lazily(
@@ -83,8 +85,8 @@ def architecture_quantities(a):
         logits_per_position=lambda: a["logits_shape"][-1],
         paper_width_shapes=lambda: ", ".join(shape(x) for x in a["paper_width_output_shapes"]),
         weights_without_t=lambda: len(set(a["paper_width_params_by_length"])) == 1,
-        params_by_heads=lambda: by_heads("attention_params_heads_1_to_32", lambda v: f"{v} for every h"),
-        mults_by_heads=lambda: by_heads("attention_mults_heads_1_to_32", lambda v: "the same for every h"),
+        params_by_heads=lambda: by_heads("attention_params", lambda v: f"{v} for every h"),
+        mults_by_heads=lambda: by_heads("attention_mults", lambda v: "the same for every h"),
         ln_quiz=lambda: ", ".join(str(option).lower() for option in a["layernorm_quiz"]),
         layer_boxes=lambda: f"{a['boxes_per_layer_pair']} in one encoder and one decoder layer",
         other_boxes=lambda: LESSON_BOXES - a["sublayers_mixing_positions"],
@@ -190,7 +192,7 @@ def quantities(params, m, benchmark):
     the tidy tables, "example"}) and the benchmark's."""
     seeds, tables = params.train.seeds, m["tables"]
     computed = {
-        **architecture_quantities(m["architecture"]),
+        **architecture_quantities(m["architecture"], m["tables"]["architecture/by_heads"]),
         **probe_quantities(m["probe"], tables),
         **training_quantities(tables["train/losses"], seeds, params.train.label_smoothing),
         **evaluation_quantities(m["evaluate"], tables["evaluate/reference"], m.get("example"), seeds),

@@ -12,10 +12,11 @@ from pipeline.core.params import load_params
 from pipeline.infra import runlog
 from pipeline.infra.cli import stage_paths
 from pipeline.infra.errors import stage_entry
-from pipeline.infra.metrics import write as write_metrics
+from pipeline.infra.metrics import headline
+from pipeline.infra.results import write_detail
 from pipeline.model.transformer import Transformer
 from pipeline.model.transformer import count_parameters as count
-from pipeline.probes.architecture import HEADLINE, measure
+from pipeline.probes.architecture import HEADLINE, heads_table, measure
 
 # the params.yaml keys this stage reads; dvc.yaml's params: are written from them
 READS = ("model",)
@@ -30,7 +31,9 @@ def main():
     # beside them for experiments that change the size.
     metrics = measure(lesson.MODEL)
     metrics["configured_model_params"] = count(Transformer(params.model))
-    write_metrics(args.metrics, metrics, HEADLINE)
+    by_heads = heads_table(metrics)
+    tables = {"by_heads.csv": (by_heads, ["heads", "attention_params", "attention_mults"])}
+    write_detail(args.metrics, tables, headline(metrics, HEADLINE), {"summary.json": metrics})
     print(
         f"architecture: {metrics['model_params']:,} parameters (encoder layer "
         f"{metrics['encoder_layer_params']:,}, decoder layer {metrics['decoder_layer_params']:,}, "

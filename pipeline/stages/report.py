@@ -24,6 +24,7 @@ from pipeline.report.readme import render
 
 SAVED = ("architecture", "probe")  # metrics/<name>/summary.json
 TABLES = (
+    "architecture/by_heads",
     "evaluate/accuracy",
     "evaluate/by_seed",
     "evaluate/reference",
