@@ -91,8 +91,8 @@ def measure(known=None):
 def computes_as(previous, mode, measured):
     """Whether this machine, measured in `mode` alone, computes as `previous` records the results
     were made: the same mode in use, torch and settings, and every entry of that mode alike. The
-    other modes' entries do not decide: an Intel CPU computes the portable mode as an AMD one does,
-    and MKL's fast branch otherwise, yet the results, made in the mode in use, are the same bytes."""
+    other modes' entries do not decide: MKL's fast branch rounds otherwise on an Intel CPU than on an
+    AMD one, yet where both compute the mode in use alike, the results made in it are the same bytes."""
     return (
         previous is not None
         and previous.get("in_use") == mode
