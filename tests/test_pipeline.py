@@ -4,6 +4,7 @@ of tests/tiny_clone.py, built once per run; each test works on a copy of it)."""
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -161,6 +162,18 @@ def test_a_team_remote_shares_results_without_retraining(reproduced_clone, tmp_p
     assert run(["git", "status", "--porcelain"], second).stdout == ""
 
 
+def wait_until_every_seed_trains(proc, seeds, limit=60):
+    """Until each seed's worker has logged a training step on stdout: every worker spawned and in its
+    training loop, the moment an interrupt must leave nothing half written."""
+    waiting, deadline = {f"seed {s} " for s in seeds}, time.monotonic() + limit
+    while waiting and time.monotonic() < deadline:
+        if select.select([proc.stdout], [], [], deadline - time.monotonic())[0]:
+            line = proc.stdout.readline().decode()
+            assert line, f"training ended before every seed logged a step: {proc.stderr.read().decode()}"
+            waiting = {w for w in waiting if not (line.startswith(w) and " step " in line)}
+    assert not waiting, f"no training step logged in {limit} s by {sorted(waiting)}"
+
+
 def test_interrupted_training_leaves_nothing_half_written(reproduced_clone):
     repo, _ = reproduced_clone
     write_params(repo, {**TINY, "train": {**TINY["train"], "steps": 100_000}})
@@ -175,7 +188,7 @@ def test_interrupted_training_leaves_nothing_half_written(reproduced_clone):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    time.sleep(8)  # workers spawned and training
+    wait_until_every_seed_trains(proc, seeds=TINY["train"]["seeds"])
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted" in err.decode()
