@@ -2,7 +2,6 @@
 of tests/tiny_clone.py, built once per run; each test works on a copy of it)."""
 
 import json
-import os
 import re
 import select
 import shutil
@@ -13,7 +12,7 @@ import time
 
 import pandas as pd
 import pytest
-from tiny_clone import BIN, TINY, run, write_params
+from tiny_clone import TINY, clone_env, run, write_params
 
 from pipeline.infra import numerics
 
@@ -179,12 +178,11 @@ def test_interrupted_training_leaves_nothing_half_written(reproduced_clone):
     write_params(repo, {**TINY, "train": {**TINY["train"], "steps": 100_000}})
     shutil.rmtree(repo / "models")
     (repo / "metrics/train.json").unlink()
-    env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "PYTHONPATH": str(repo)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "pipeline.stages.train", "--data", "data/train.npz", "--models", "models"]
         + ["--metrics", "metrics/train.json"],
         cwd=repo,
-        env=env,
+        env=clone_env(repo),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )

@@ -40,9 +40,13 @@ TINY = {
 }
 
 
+def clone_env(cwd):
+    """The environment a command runs with in the clone at `cwd`: this venv's tools, the clone's code."""
+    return {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "PYTHONPATH": str(cwd)}
+
+
 def run(cmd, cwd, check=True, **kwargs):
-    env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "PYTHONPATH": str(cwd)}
-    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, **kwargs)
+    result = subprocess.run(cmd, cwd=cwd, env=clone_env(cwd), capture_output=True, text=True, **kwargs)
     if check and result.returncode:
         raise AssertionError(f"{cmd} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
     return result
