@@ -58,7 +58,7 @@ def wait_for_queue(repo, limit=600):
     Each look is a `dvc queue status` process (a second and a half of CPU): one is taken as soon as a
     queued run finishes (a new file among the queue's results, a cheap listing), and otherwise ever
     more rarely, so that the wait ends with the queue (within 30 s) whatever DVC writes where."""
-    results, seen = repo / QUEUE_RESULTS, set()
+    results, seen, status = repo / QUEUE_RESULTS, set(), "(not asked yet)"
     now = time.monotonic()
     deadline, pause, next_look = now + limit, 10.0, now + 10.0
     while time.monotonic() < deadline:
@@ -71,7 +71,7 @@ def wait_for_queue(repo, limit=600):
             next_look = time.monotonic() + pause
         time.sleep(0.25)
     else:
-        raise AssertionError(f"the queue did not finish in {limit} s")
+        raise AssertionError(f"the queue did not finish in {limit} s:\n{status}")
     assert "Failed" not in status and "Success" in status, status
 
 
