@@ -1,5 +1,5 @@
 """A from-scratch replication of the Transformer (Vaswani et al., 2017) as a DVC pipeline."""
 
-from pipeline.infra import numerics
+from pipeline.numerics.pin import pin
 
-numerics.pin()  # before anything imports torch: the same bytes on any x86-64 CPU
+pin()  # before anything imports torch: the same bytes on any x86-64 CPU

@@ -8,17 +8,18 @@ import os
 from pathlib import Path
 
 # isort: off
-import pipeline  # noqa: F401  first: it pins the CPU numerics before torch loads (pipeline/infra/numerics.py)
+import pipeline  # noqa: F401  first: it pins the CPU numerics before torch loads (pipeline/numerics/pin.py)
 
 # isort: on
 import pytest
 import torch
 import yaml
 
-from pipeline.core import lesson
-from pipeline.core.params import Params, parse_params
-from pipeline.probes.fingerprint import operation_entries
-from pipeline.probes.numerics_record import differing
+from pipeline.numerics.fingerprint import operation_entries
+from pipeline.numerics.record import differing
+from pipeline.params import lesson
+from pipeline.params.load import Params, parse_params
+from pipeline.report.inputs import ReportParams
 from tests.tiny_clone import build_in_background, reproduced_copy
 
 torch.set_num_threads(1)  # tiny models run fastest on one thread, and the suite shares the machine
@@ -50,13 +51,25 @@ def tiny_params(**overrides) -> Params:
 
 
 def model_config(**changes):
-    """The lesson's model (pipeline.core.lesson.MODEL) with some values changed."""
+    """The lesson's model (pipeline.params.lesson.MODEL) with some values changed."""
     return dataclasses.replace(lesson.MODEL, **changes)
 
 
 def data_params(**changes):
     """params.yaml's data section with some values changed (tuples as given)."""
     return dataclasses.replace(parse_params(PARAMS_YAML).data, **changes)
+
+
+def report_params(params: Params):
+    """What the report stage hands the report of `params` (pipeline/stages/report.py)."""
+    return ReportParams(
+        data=params.data,
+        model=params.model,
+        train=params.train,
+        norm_count=params.norm.count,
+        probe_depths=params.probe.depths,
+        study=params.study,
+    )
 
 
 @pytest.fixture

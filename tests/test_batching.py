@@ -7,7 +7,7 @@ import pytest
 
 from pipeline.core.batching import batch_indices
 from pipeline.core.data import make_datasets, random_sources
-from pipeline.core.training import train_model
+from pipeline.core.train import train_model
 from tests.conftest import tiny_params
 
 
@@ -40,9 +40,8 @@ def test_a_length_too_rare_to_fill_a_batch_is_an_error():
 def test_training_by_length_needs_no_padding_and_gives_other_batches():
     params = tiny_params(data={"train_lengths": (2, 3, 5)}, train={"steps": 6})
     data = make_datasets(params.data)[0]
-    seen = []
-    _, by_length = train_model(
-        params.model, params.train, 0, data, on_step=lambda *a: seen.append(a), batches="by_length"
-    )
+    seen, rows, tp = [], len(data["source"]), params.train
+    order = batch_indices(rows, tp.batch_size, tp.steps, 0, data["lengths"])
+    _, by_length = train_model(params.model, tp, 0, data, on_step=lambda *a: seen.append(a), order=order)
     _, mixed = train_model(params.model, params.train, 0, data)
     assert len(seen) == 6 and by_length != mixed

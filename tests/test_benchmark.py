@@ -11,16 +11,16 @@ import pytest
 import torch
 
 from pipeline.core.data import make_datasets
-from pipeline.core.training import train_model
-from pipeline.infra import numerics
+from pipeline.core.train import train_model
 from pipeline.model.reference import ReferenceTransformer
 from pipeline.model.transformer import Transformer, count_parameters
-from pipeline.report.benchmark_figure import load_benchmark, plot_benchmark
-from pipeline.tools import step_profile
-from pipeline.tools.benchmark import machine, study_batches, train_step
-from pipeline.tools.benchmark.output import write_results
+from pipeline.numerics import pin as numerics
+from pipeline.numerics import step_profile
+from pipeline.report.figures import load_benchmark, plot_benchmark
+from pipeline.tools.benchmark import step, timing
+from pipeline.tools.benchmark.step import ParameterAdam
+from pipeline.tools.benchmark.suite import write_results
 from pipeline.tools.benchmark.timing import interleaved, round_robin, spread
-from pipeline.tools.benchmark.train_step import ParameterAdam
 from tests.conftest import tiny_params
 
 
@@ -42,8 +42,9 @@ def test_the_reference_has_our_shape_and_trains_in_our_loop(stock):
 
 def test_every_implementation_is_timed_in_turn_with_the_warmup_dropped():
     params = tiny_params(model={"layers": 1}, train={"steps": 5})
-    times = train_step.time_steps(params, steps=4, rounds=2, warmup=1)
-    assert list(times) == list(train_step.IMPLEMENTATIONS)
+    length = params.data.train_lengths[0]
+    times = step.time_steps(params.model, params.train, length, steps=4, rounds=2, warmup=1)
+    assert list(times) == list(step.IMPLEMENTATIONS)
     assert all(len(values) == 2 * (4 - 1 - 1) for values in times.values())  # 3 gaps per block, 1 dropped
 
 
@@ -65,14 +66,14 @@ def test_spread_is_the_quartiles_within_the_values_measured():
 
 
 def test_a_busy_machine_is_named_and_recorded(monkeypatch, capsys):
-    monkeypatch.setattr(machine.os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(machine.os, "getloadavg", lambda: (0.8, 0.5, 0.4))
-    assert machine.check_load_at_start() == 0.8
+    monkeypatch.setattr(timing.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(timing.os, "getloadavg", lambda: (0.8, 0.5, 0.4))
+    assert timing.check_load_at_start() == 0.8
     assert "busy machine" not in capsys.readouterr().err
-    monkeypatch.setattr(machine.os, "getloadavg", lambda: (1.5, 0.5, 0.4))
-    assert machine.check_load_at_start() == 1.5
+    monkeypatch.setattr(timing.os, "getloadavg", lambda: (1.5, 0.5, 0.4))
+    assert timing.check_load_at_start() == 1.5
     assert "busy machine: timings are not comparable" in capsys.readouterr().err
-    described = machine.describe(1.5, quick=True)
+    described = timing.describe(1.5, quick=True)
     assert described["busy_machine"] and described["load_average_per_core_before"] == 0.75
     assert described["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
     assert described["numerics_mode"] == numerics.mode()  # the products' speed depends on MKL's branch
@@ -137,7 +138,7 @@ def test_the_figure_reads_the_files_the_benchmark_writes(tmp_path):
              "ratio_to_one": [1.0, 1.86], "cpu_share": [1.0, 0.98]}
         ),
     }  # fmt: skip
-    write_results(metrics, tables, tmp_path)
+    write_results(metrics, tables, tmp_path / "benchmark.json")
     saved = load_benchmark(tmp_path / "benchmark.json")
     assert saved["metrics"] == json.loads(json.dumps(metrics))
     assert saved["train_step"][1] == {
@@ -154,7 +155,7 @@ def test_the_study_batches_measure_runs_each_mixed_variant_both_ways():
     lesson's parameters with a variant's recipe laid in), mixed and by length, at toy size."""
     small = {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "max_len": 16}
     params = tiny_params(study={"model": small, "train": {"batch_size": 8, "warmup": 2}})
-    metrics, table = study_batches.measure(params, quick=True)
+    metrics, table = step.measure_study_batches(params.study, quick=True)
     assert list(table["variant"]) == list(params.study.variants)[:2]
     assert (table["mixed_ms"] > 0).all() and (table["by_length_ms"] > 0).all()
     assert set(metrics) == {f"study_batches_speedup_{v}" for v in table["variant"]}

@@ -20,9 +20,10 @@ from pipeline.report.claims import (
     judge,
     load_claims,
 )
+from pipeline.report.judging import prediction_band, t_975
 from pipeline.report.quantities import Measured
-from pipeline.report.rules import prediction_band, t_975
 from pipeline.tools.sort import parse_digits
+from tests.conftest import report_params
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRIES = load_claims()
@@ -135,15 +136,15 @@ def claim_entry(**more):
 
 
 def test_a_claim_that_applies_is_judged_and_one_without_its_value_stops_the_report_naming_it(tiny):
-    assert [c.id for c in evaluate([claim_entry()], {"x.y": 1}, tiny)] == ["a"]
+    assert [c.id for c in evaluate([claim_entry()], {"x.y": 1}, report_params(tiny))] == ["a"]
     with pytest.raises(DataError, match=r"claim a applies, but nothing measures x\.y"):
-        evaluate([claim_entry()], {}, tiny)
+        evaluate([claim_entry()], {}, report_params(tiny))
 
 
 def test_a_quantity_computed_from_metrics_the_run_did_not_write_stops_the_report_naming_the_claim(tiny):
     measured = Measured({}, {}, tiny.train.seeds, 20, {"q.x": lambda: {}["loss_step_1200"]})
     with pytest.raises(DataError, match="claim a applies, but 'loss_step_1200' was not measured"):
-        evaluate([claim_entry(value="q.x")], measured, tiny)
+        evaluate([claim_entry(value="q.x")], measured, report_params(tiny))
 
 
 def test_a_claim_reads_a_tidy_table_through_a_query_and_one_that_finds_no_row_stops_the_report(tiny):
@@ -153,7 +154,7 @@ def test_a_claim_reads_a_tidy_table_through_a_query_and_one_that_finds_no_row_st
     measured = Measured({}, {"train/losses": losses}, seeds, 20, {})
     query = {"table": "train/losses", "column": "loss", "steps": 2}
     assert measured.query(query)["values"] == [0.25 + s for s in seeds]
-    judged = evaluate([claim_entry(value=query, rule="seeds", expected=0.25)], measured, tiny)
+    judged = evaluate([claim_entry(value=query, rule="seeds", expected=0.25)], measured, report_params(tiny))
     assert judged[0].per_seed == tuple(0.25 + s for s in seeds)
     by_length = pd.DataFrame({"length": [8, 10], "starts_with_0": [0.5, 0.625]})  # a table without seeds
     measured.tables["data/by_length"] = by_length
@@ -164,19 +165,27 @@ def test_a_claim_reads_a_tidy_table_through_a_query_and_one_that_finds_no_row_st
         ({"step": 2}, "column"),
     ):
         with pytest.raises(DataError, match=f"claim a applies, but its query finds no .*{missing}"):
-            evaluate([claim_entry(value=query | wrong, rule="seeds", expected=0.25)], measured, tiny)
+            evaluate(
+                [claim_entry(value=query | wrong, rule="seeds", expected=0.25)], measured, report_params(tiny)
+            )
 
 
 def test_a_claim_is_left_out_only_where_its_applies_says_the_run_does_not_measure_it(tiny):
     tested, steps = tiny.data.test_lengths, tiny.train.steps
-    assert evaluate([claim_entry(applies={"test_length": max(tested) + 1})], {}, tiny) == []
-    assert evaluate([claim_entry(applies={"steps": steps + 1})], {}, tiny) == []
-    assert evaluate([claim_entry(applies={"probe_depth": max(tiny.probe.depths) + 1})], {}, tiny) == []
-    assert evaluate([claim_entry(applies={"reads_length": tiny.model.max_len + 1})], {}, tiny) == []
+    assert evaluate([claim_entry(applies={"test_length": max(tested) + 1})], {}, report_params(tiny)) == []
+    assert evaluate([claim_entry(applies={"steps": steps + 1})], {}, report_params(tiny)) == []
+    assert (
+        evaluate([claim_entry(applies={"probe_depth": max(tiny.probe.depths) + 1})], {}, report_params(tiny))
+        == []
+    )
+    assert (
+        evaluate([claim_entry(applies={"reads_length": tiny.model.max_len + 1})], {}, report_params(tiny))
+        == []
+    )
     with pytest.raises(DataError, match="claim a applies, but nothing measures"):
-        evaluate([claim_entry(applies={"test_length": tested[0], "steps": steps})], {}, tiny)
+        evaluate([claim_entry(applies={"test_length": tested[0], "steps": steps})], {}, report_params(tiny))
     with pytest.raises(DataError, match="unknown applies lenght"):
-        evaluate([claim_entry(applies={"lenght": 10})], {"x.y": 1}, tiny)
+        evaluate([claim_entry(applies={"lenght": 10})], {"x.y": 1}, report_params(tiny))
 
 
 @pytest.mark.parametrize(

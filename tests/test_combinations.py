@@ -27,13 +27,12 @@ import pytest
 import yaml
 from conftest import PARAMS_YAML, laid_over
 
-from pipeline.core.params import parse_params
 from pipeline.infra import files
 from pipeline.infra.errors import ConfigError
-from pipeline.model.attention import WEIGHTS
-from pipeline.model.options import attention_kinds
-from pipeline.model.positions import SCHEMES
-from pipeline.report import draw, figures, study_figures
+from pipeline.params.load import parse_params
+from pipeline.params.model import ATTENTION, POSITIONS, attention_kinds
+from pipeline.report import figures, study_figures
+from pipeline.report import report as draw
 
 pytestmark = pytest.mark.slow  # every stage in this process for each class: a few minutes
 
@@ -55,7 +54,7 @@ TINY = {
         "diagnosis_lengths": [3, LONGEST],
     },
 }
-UNIFORM = sorted(set(WEIGHTS) - {"sigmoid_st"})  # the straight-through gate trains like sigmoid
+UNIFORM = sorted(set(ATTENTION) - {"sigmoid_st"})  # the straight-through gate trains like sigmoid
 MIXES = ["softmax/sigmoid/sigmoid", "none/sigmoid/sigmoid", "softmax/softmax/sigmoid", "none/split/split"]
 # Inputs the pipeline reads but a repro does not make: the frozen stages' and the fingerprint's records.
 RECORDS = ["metrics/numerics.json", "metrics/benchmark.json", "metrics/benchmark", "metrics/search.json"]
@@ -66,7 +65,7 @@ def classes():
     met at least once with the other turning over, for the lesson's model and for a study variant;
     norm, dropout and max_len's slack (at the longest length, or one past it) turn over across them."""
     attentions = UNIFORM + MIXES
-    schemes = list(SCHEMES)
+    schemes = list(POSITIONS)
     pairs = [(p, attentions[i % len(attentions)]) for i, p in enumerate(schemes)]
     pairs += [(schemes[i % len(schemes)], a) for i, a in enumerate(attentions, start=1)]
     out = []

@@ -5,7 +5,8 @@ import stat
 
 import pytest
 
-from pipeline.infra import files, pool
+from pipeline.infra import files
+from pipeline.infra import workers as pool
 
 
 def test_staged_folders_move_into_place_together_or_not_at_all(tmp_path):

@@ -1,4 +1,4 @@
-"""The hand-set counting sort (pipeline/model/handset.py): the study's sums architecture, at the
+"""The hand-set counting sort (pipeline/study/counting_sort.py): the study's sums architecture, at the
 lesson's size, can hold the counting algorithm exactly; what training should reach."""
 
 import dataclasses
@@ -6,10 +6,16 @@ import dataclasses
 import numpy as np
 import pytest
 
-from pipeline.core.decoding import greedy_accuracy
+from pipeline.core.decoding import accuracy_by_length, sorted_tests
 from pipeline.infra.errors import ConfigError
-from pipeline.model.handset import SUMS, counting_sort_model
-from pipeline.model.options import check_handset_fits
+from pipeline.params.study import check_handset_fits
+from pipeline.study.counting_sort import SUMS, counting_sort_model
+
+
+def exact(model, source, batch_size):
+    """Greedy exact-sequence accuracy on equal-length rows `source`, against their sorted copies."""
+    rows, _ = accuracy_by_length(model, sorted_tests({source.shape[1]: source}), batch_size)
+    return rows[0]["seq_acc"]
 
 
 def sequences(length, rows=1000, seed=0):
@@ -23,7 +29,7 @@ def sequences(length, rows=1000, seed=0):
 @pytest.mark.slow
 def test_the_hand_set_model_sorts_every_length_from_1_to_40():
     model = counting_sort_model()
-    accuracy = {n: greedy_accuracy(model, sequences(n), 1000)[0] for n in range(1, 41)}
+    accuracy = {n: exact(model, sequences(n), 1000) for n in range(1, 41)}
     assert all(a == 1.0 for a in accuracy.values()), {n: a for n, a in accuracy.items() if a < 1}
 
 
@@ -34,17 +40,17 @@ def test_it_sorts_the_inputs_that_break_trained_models():
     rows = [[d] * 39 + [e] for d in range(10) for e in range(10)]  # 39 copies of one digit, one other
     rows += [list(range(10)) + [7] * 30]  # all ten digits, one of them 31 times
     for length in (20, 40):
-        assert greedy_accuracy(model, sequences(length, 200), 200)[0] == 1.0
-    assert greedy_accuracy(model, np.array(rows[:-1]), 100)[0] == 1.0
-    assert greedy_accuracy(model, np.array(rows[-1:]), 1)[0] == 1.0
+        assert exact(model, sequences(length, 200), 200) == 1.0
+    assert exact(model, np.array(rows[:-1]), 100) == 1.0
+    assert exact(model, np.array(rows[-1:]), 1) == 1.0
 
 
 def test_without_its_constant_or_its_sink_layernorm_breaks_the_count():
     """Post-norm LayerNorm divides the stream by its norm: without a large constant part a growing
     count moves the normaliser, and without the sink a count leaks into every dimension's mean."""
     long = sequences(20, 200)
-    assert greedy_accuracy(counting_sort_model(const=0.0), long, 200)[0] < 0.5
-    assert greedy_accuracy(counting_sort_model(sink=False), long, 200)[0] < 0.5
+    assert exact(counting_sort_model(const=0.0), long, 200) < 0.5
+    assert exact(counting_sort_model(sink=False), long, 200) < 0.5
 
 
 def test_it_needs_the_sums_architecture():

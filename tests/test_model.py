@@ -1,10 +1,8 @@
 import pytest
 import torch
 
-from pipeline.model import options
-from pipeline.model.attention import WEIGHTS
 from pipeline.model.hooks import attention_weights
-from pipeline.model.positions import SCHEMES, Sinusoidal
+from pipeline.model.positions import Sinusoidal
 from pipeline.model.transformer import (
     DecoderLayer,
     Dropout,
@@ -15,6 +13,7 @@ from pipeline.model.transformer import (
     count_parameters,
     padding_mask,
 )
+from pipeline.params.model import ATTENTION, POSITIONS
 from tests.conftest import model_config
 
 
@@ -114,16 +113,24 @@ def test_dropout_keeps_one_minus_p_of_the_elements_and_preserves_the_mean():
     assert drop.eval()(x) is x and Dropout(0.0).train()(x) is x
 
 
-def test_the_torch_free_option_names_are_the_models_own():
-    assert set(options.POSITIONS) == set(SCHEMES) and set(options.WEIGHTINGS) == set(WEIGHTS)
-    assert set(options.GATED) <= set(WEIGHTS)
+def test_every_registered_option_has_the_models_class_and_no_class_another_name():
+    """One registry per option (pipeline/params/model.py), which the model's classes fill as they load:
+    each name params.yaml accepts builds, and a class cannot claim a name twice or one not registered."""
+    for registry in (POSITIONS, ATTENTION):
+        assert all(isinstance(registry[name], type) for name in registry)
+    with pytest.raises(ValueError, match="model.positions = rotary, which is not registered"):
+        POSITIONS.implements("rotary")(type("Rotary", (), {}))
+    with pytest.raises(ValueError, match="model.attention = softmax has two classes"):
+        ATTENTION.implements("softmax")(type("Another", (), {}))
+    gated = {name for name in ATTENTION if ATTENTION.facts[name].gated}
+    assert gated == {"sigmoid", "sigmoid_log", "sigmoid_st", "split"}
 
 
-@pytest.mark.parametrize("name", sorted(SCHEMES))
+@pytest.mark.parametrize("name", sorted(POSITIONS))
 def test_each_position_schemes_rules_describe_what_its_module_does(name):
-    """The facts the parameter rules read (pipeline/model/options.py) against the module itself."""
-    rules = options.POSITIONS[name]
-    scheme = SCHEMES[name](model_config(positions=name, d_model=16, heads=2, max_len=12))
+    """The facts the parameter rules read (pipeline/params/model.py) against the module itself."""
+    rules = POSITIONS.facts[name]
+    scheme = POSITIONS[name](model_config(positions=name, d_model=16, heads=2, max_len=12))
     source = torch.zeros(2, 5, dtype=torch.long)
     assert scheme.source(source).shape[1] - source.shape[1] == rules.source_rows
     assert isinstance(scheme, Sinusoidal) == rules.sinusoids

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.infra import numerics
-from pipeline.probes import fingerprint, numerics_record
+from pipeline.numerics import fingerprint
+from pipeline.numerics import pin as numerics
+from pipeline.numerics import record as numerics_record
+from pipeline.numerics.compare import compare, other_mode
 from pipeline.tools import reproduced
-from pipeline.tools.numerics import compare, other_mode
 from tests import test_train
 from tests.conftest import RECORDED_BYTES, this_machines_operations
 
@@ -25,7 +26,7 @@ import hashlib, io
 import pipeline  # first, as every entry point: it pins the numerics before torch loads
 import torch
 from pipeline.core.data import make_datasets
-from pipeline.core.training import train_model
+from pipeline.core.train import train_model
 from tests.conftest import tiny_params
 
 torch.set_num_threads(1)
@@ -96,7 +97,7 @@ def test_the_fingerprint_names_the_operations_another_kernel_computes_otherwise(
         pytest.skip("the pinned kernels are AVX2 ones")
     env = {**os.environ, numerics.UNPINNED_ENV: "1", "ATEN_CPU_CAPABILITY": "default"}
     code = (
-        "import pipeline, json; from pipeline.probes.fingerprint import operation_entries; "
+        "import pipeline, json; from pipeline.numerics.fingerprint import operation_entries; "
         "print(json.dumps(operation_entries()))"
     )
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
@@ -196,7 +197,7 @@ def test_the_pipelines_adam_computes_as_torchs_fused_adam_in_every_mode():
     torch.optim.Adam(fused=True) gave for the entry's inputs on an Intel Xeon in both of its modes
     (../shared/numerics/): the test holds the two vendors' Adam together wherever it runs
     (tests/test_train.py holds FlatAdam bit-equal to torch.optim.Adam(fused=True))."""
-    code = "import pipeline; from pipeline.probes import fingerprint as f; print(f.operation_entries()['adam_update'])"  # noqa: E501
+    code = "import pipeline; from pipeline.numerics import fingerprint as f; print(f.operation_entries()['adam_update'])"  # noqa: E501
     hashes = set()
     for mode in numerics.MODES:
         env = {**os.environ, numerics.MODE_ENV: mode}

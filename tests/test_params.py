@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.core.params import Params, StudyParams, Variant, load_params, parse_params
 from pipeline.infra.errors import ConfigError
+from pipeline.params.load import Params, load_params, parse_params
+from pipeline.params.study import StudyParams, Variant
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = yaml.safe_load((ROOT / "params.yaml").read_text())

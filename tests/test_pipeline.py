@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from tiny_clone import TINY, clone_env, run, write_params
 
-from pipeline.infra import numerics
+from pipeline.numerics import pin as numerics
 
 pytestmark = pytest.mark.slow  # a real `dvc repro` of a tiny configuration, each test in its own copy
 

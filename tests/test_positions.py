@@ -10,14 +10,11 @@ from pipeline.core.batching import make_batch
 from pipeline.core.data import make_datasets
 from pipeline.core.decoding import beam_search, greedy, greedy_cached, seed_test_draws
 from pipeline.core.loss import smoothed_loss
-from pipeline.core.training import train_model
+from pipeline.core.train import train_model
 from pipeline.infra.errors import ConfigError
-from pipeline.infra.rules import as_dict, parse
-from pipeline.model.attention import WEIGHTS, visible_keys
-from pipeline.model.config import ModelConfig
+from pipeline.model.attention import visible_keys
 from pipeline.model.hooks import attention_weights, rounded_gates
-from pipeline.model.options import attention_kinds
-from pipeline.model.positions import SCHEMES, alibi_bias, random_positions
+from pipeline.model.positions import alibi_bias, random_positions
 from pipeline.model.transformer import (
     MultiHeadAttention,
     Transformer,
@@ -26,7 +23,9 @@ from pipeline.model.transformer import (
     count_parameters,
     padding_mask,
 )
-from pipeline.study.diagnosis import accuracy_by_length, diagnose, mean_over_seeds, seed_rows
+from pipeline.params.model import ATTENTION, POSITIONS, ModelConfig, attention_kinds
+from pipeline.params.rules import as_dict, parse
+from pipeline.study.diagnosis import diagnose, length_accuracy, mean_over_seeds, seed_rows
 from pipeline.study.variant import at_plain_positions
 from pipeline.tokens import BOS, IGNORE
 from tests.conftest import model_config, tiny_params
@@ -43,7 +42,7 @@ def random_model(positions, seed=0, **config):
 def trained():
     """Tiny models of every scheme after 80 steps on lengths 2-8: they write varied outputs."""
     models = {}
-    for positions in SCHEMES:
+    for positions in POSITIONS:
         params = tiny_params(
             data={"train_lengths": (2, 4, 6, 8), "train_size": 1024},
             model={"positions": positions, "layers": 2, "max_len": 24},
@@ -97,13 +96,13 @@ def test_the_default_model_is_the_lessons():
     assert not hasattr(model.positions, "table") and not hasattr(model.positions, "bias")
 
 
-@pytest.mark.parametrize("positions", tuple(SCHEMES))
+@pytest.mark.parametrize("positions", tuple(POSITIONS))
 def test_parameter_counts(positions):
     extra = 64 * 32 if positions == "learned" else 0  # one learned vector per position
     assert count_parameters(Transformer(model_config(positions=positions))) == 59_744 + extra
 
 
-@pytest.mark.parametrize("positions", tuple(SCHEMES))
+@pytest.mark.parametrize("positions", tuple(POSITIONS))
 def test_cached_greedy_equals_uncached_for_every_scheme(positions, trained, first_positions):
     for model in (random_model(positions), trained[positions]):
         src, lengths = padded_sources(48, 9)
@@ -114,7 +113,7 @@ def test_cached_greedy_equals_uncached_for_every_scheme(positions, trained, firs
     assert greedy(trained[positions], src).unique(dim=0).shape[0] > 5  # varied outputs
 
 
-@pytest.mark.parametrize("positions", tuple(SCHEMES))
+@pytest.mark.parametrize("positions", tuple(POSITIONS))
 def test_padding_never_changes_outputs_at_real_positions(positions, trained, first_positions):
     """Junk after a row's end, hidden by the key-padding mask (encoder self-attention and
     cross-attention) and by the causal mask (decoder), leaves every real position's logits equal."""
@@ -133,7 +132,7 @@ def test_padding_never_changes_outputs_at_real_positions(positions, trained, fir
             assert torch.allclose(padded[:, :n], plain, atol=1e-5)
 
 
-@pytest.mark.parametrize("positions", tuple(SCHEMES))
+@pytest.mark.parametrize("positions", tuple(POSITIONS))
 def test_the_loss_ignores_padding(positions, first_positions):
     """A batch of rows of lengths 3 and 6: its loss is the mean over the 9 real tokens, whatever sits
     in the padding; junk there changes nothing."""
@@ -234,7 +233,7 @@ def test_sigmoid_attention_counts_what_softmax_averages():
     out = {}
     for n in (2, 8, 32):
         s = scores.expand(1, 1, 1, n)
-        out[n] = [float(WEIGHTS[a](1, 0.0)(s, None).detach().sum()) for a in ("softmax", "sigmoid")]
+        out[n] = [float(ATTENTION[a](1, 0.0)(s, None).detach().sum()) for a in ("softmax", "sigmoid")]
     assert all(soft == pytest.approx(1.0) for soft, _ in out.values())
     assert [sig for _, sig in out.values()] == pytest.approx([1.0, 4.0, 16.0])
 
@@ -247,7 +246,7 @@ def test_sigmoid_attention_decodes_pads_and_searches_as_softmax_does(positions, 
     model = random_model(positions, dropout=0.0, attention=attention, sigmoid_bias=-2.0)
     kinds = attention_kinds(attention)
     enc, dec = model.encoder[0], model.decoder[0]
-    assert [type(a.weights) for a in (enc.attn, dec.attn, dec.cross)] == [WEIGHTS[k] for k in kinds]
+    assert [type(a.weights) for a in (enc.attn, dec.attn, dec.cross)] == [ATTENTION[k] for k in kinds]
     src, lengths = padded_sources(48, 9)
     mask = padding_mask(lengths, 9)
     for out_len in (9, 14):
@@ -375,7 +374,7 @@ def test_learned_positions_are_trained_vectors():
 def test_test_model_and_diagnosis_on_a_tiny_model(trained):
     model = trained["bos"]
     tests = {n: np.random.default_rng(n).integers(0, 10, (30, n)).astype(np.int8) for n in (3, 6)}
-    accuracy = accuracy_by_length(model, tests, 16, "cpu")
+    accuracy = length_accuracy(model, tests, 16, "cpu")
     assert [r["length"] for r in accuracy] == [3, 6]  # one row a length, no length in a key
     assert all(r.keys() == {"length", "seq_acc", "digit_acc"} and 0 <= r["seq_acc"] <= 1 for r in accuracy)
     d = diagnose(model, tests[6])
@@ -393,9 +392,10 @@ def test_test_model_and_diagnosis_on_a_tiny_model(trained):
 def test_split_attention_picks_with_half_the_heads_and_counts_with_the_other_half():
     scores = torch.randn(2, 4, 3, 5)
     mask = additive_mask(causal_mask(5)[:3, :5])
-    weights = WEIGHTS["split"](4, -1.0)(scores, mask)
+    weights = ATTENTION["split"](4, -1.0)(scores, mask)
     assert torch.allclose(weights[:, :2].sum(-1), torch.ones(2, 2, 3))  # softmax heads average
-    assert torch.equal(weights[:, 2:], WEIGHTS["sigmoid"](4, -1.0)(scores, mask)[:, 2:])  # sigmoid heads sum
+    sums = ATTENTION["sigmoid"](4, -1.0)(scores, mask)[:, 2:]
+    assert torch.equal(weights[:, 2:], sums)  # sigmoid heads sum
 
 
 def test_randomized_positions_drawn_at_test_time_decode_alike_cached_uncached_and_in_a_beam():
@@ -436,7 +436,7 @@ def test_offset_positions_are_consecutive_from_a_random_start_in_training_and_fr
 def test_sigmoid_log_gates_sharpen_with_the_keys_a_query_sees():
     """sigmoid(log n * score + b): the same score opens a gate further, or shuts it tighter, among
     more keys; with a causal mask n counts each query's own keys."""
-    attn = WEIGHTS["sigmoid_log"](1, -1.0)
+    attn = ATTENTION["sigmoid_log"](1, -1.0)
     for n in (2, 8, 32):
         for score in (1.0, -1.0):
             gate = attn(torch.full((1, 1, 1, n), score), None)

@@ -15,14 +15,14 @@ from pipeline.core.batching import make_batch
 from pipeline.core.data import make_datasets
 from pipeline.infra import files
 from pipeline.infra.errors import DataError
-from pipeline.infra.results import one, read_table
-from pipeline.infra.rules import as_dict
+from pipeline.infra.outputs import one, read_table
 from pipeline.model.checkpoint import save_checkpoint
 from pipeline.model.transformer import Transformer
-from pipeline.probes import accounting, lesson6
+from pipeline.params.rules import as_dict
 from pipeline.probes import depth as depth_probes
-from pipeline.probes import summary as probe
-from pipeline.probes.summary import HEADLINE
+from pipeline.probes import lesson6, probe
+from pipeline.probes import lesson6 as accounting
+from pipeline.probes.probe import HEADLINE
 from pipeline.stages import probe as probe_stage
 from tests.conftest import model_config
 
@@ -194,7 +194,7 @@ def test_stage_writes_metrics_and_tables(tmp_path, monkeypatch):
     params["probe"].update({"depths": [1, 2, 12], "sweep_layers": [1, 2]})
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     monkeypatch.chdir(tmp_path)
-    from pipeline.core.params import load_params
+    from pipeline.params.load import load_params
 
     p = load_params()
     _, test, _ = make_datasets(p.data)

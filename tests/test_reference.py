@@ -1,7 +1,7 @@
 """The architecture checked against an implementation nobody here wrote: our weights, loaded one to
 one into torch.nn.Transformer, give the same teacher-forced logits, to within rounding.
 
-The bound is the claim's own rule (pipeline.infra.rounding): epsilon x the largest
+The bound is the claim's own rule (pipeline.report.judging): epsilon x the largest
 |logit| x the longest dot product, so it holds on any machine, whatever its kernels sum first."""
 
 from pathlib import Path
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from pipeline.infra.rounding import rounding_bound
 from pipeline.model.checkpoint import load_checkpoint
 from pipeline.model.reference import reference_copy
 from pipeline.model.transformer import Transformer, padding_mask
+from pipeline.report.judging import rounding_bound
 from tests.conftest import model_config
 
 CHECKPOINTS = sorted((Path(__file__).parents[1] / "models").glob("seed_*.pt"))  # where trained

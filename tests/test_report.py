@@ -9,23 +9,23 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.core import evaluation, lesson
-from pipeline.core.params import load_params
+from pipeline.core import evaluate as evaluation
 from pipeline.infra.errors import DataError
+from pipeline.params import lesson
+from pipeline.params.load import load_params
 from pipeline.report.claims import evaluate, load_claims
 from pipeline.report.context import report_context
-from pipeline.report.environment import environment
-from pipeline.report.markdown import wrap_markdown
+from pipeline.report.pages import render, wrap_markdown
 from pipeline.report.quantities import quantities
-from pipeline.report.readme import render
-from pipeline.stages.report import read_metrics
+from pipeline.report.report import environment, read_metrics
+from tests.conftest import report_params
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def pages():
-    params = load_params(ROOT / "params.yaml")
+    params = report_params(load_params(ROOT / "params.yaml"))
     m = read_metrics(ROOT / "metrics", params.train.seeds)
     claims = evaluate(load_claims(), quantities(params, m, m["benchmark"]), params)
     return render(report_context(params, m, claims, environment(m["numerics"]))), claims
@@ -36,7 +36,7 @@ def test_the_default_parameters_judge_every_claim(pages):
 
 
 def test_a_misspelt_value_stops_the_report_naming_its_claim():
-    params = load_params(ROOT / "params.yaml")
+    params = report_params(load_params(ROOT / "params.yaml"))
     m = read_metrics(ROOT / "metrics", params.train.seeds)
     entries = load_claims()
     entries[7] = {**entries[7], "value": entries[7]["value"] + "_x"}

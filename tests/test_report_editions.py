@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.core.params import load_params
+from pipeline.params.load import load_params
 from pipeline.report.claims import evaluate, load_claims
 from pipeline.report.context import report_context
-from pipeline.report.environment import environment
+from pipeline.report.pages import render
 from pipeline.report.quantities import quantities
-from pipeline.report.readme import render
-from pipeline.stages.report import read_metrics
+from pipeline.report.report import environment, read_metrics
+from tests.conftest import report_params
 
 ROOT = Path(__file__).resolve().parents[1]
 # A number as the report prints it: 12, -8.0, +25.63, 1,000, 5.182e-07; not the digits inside a
@@ -47,7 +47,7 @@ ENGLISH = re.compile(
 
 @pytest.fixture(scope="module")
 def pages():
-    params = load_params(ROOT / "params.yaml")
+    params = report_params(load_params(ROOT / "params.yaml"))
     m = read_metrics(ROOT / "metrics", params.train.seeds)
     claims = evaluate(load_claims(), quantities(params, m, m["benchmark"]), params)
     return render(report_context(params, m, claims, environment(m["numerics"])))

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 from conftest import PARAMS_YAML, laid_over
 
-from pipeline.core.params import load_params, parse_params
-from pipeline.core.variants import variant_recipe
 from pipeline.infra.errors import ConfigError
-from pipeline.stages.search import READS as SEARCH_READS
-from pipeline.study.confirmation import best_confirmed, chosen_variant, held_out, recipe_of
+from pipeline.params.load import load_params, parse_params
+from pipeline.params.study import variant_recipe
+from pipeline.study.bar import best_confirmed, chosen_variant, held_out, recipe_of
 from pipeline.study.search import load_rows, run_search, with_seeds
+from pipeline.study.sets import study_test_sets
 from pipeline.study.variant import run_variant
 from pipeline.tools import sort
 
@@ -44,27 +44,27 @@ def tiny_raw(**study):
 
 def test_the_default_study_judges_seeds_no_search_row_trains():
     params = load_params(ROOT / "params.yaml")
-    assert held_out(params)
-    rows = with_seeds(load_rows(ROOT / "pipeline/study/search.yaml"), params)  # refuses held-out seeds
+    assert held_out(params.study)
+    rows = with_seeds(load_rows(ROOT / "pipeline/study/search.yaml"), params.study)  # refuses held-out seeds
     assert rows and all(row["seeds"] for row in rows)
 
 
 def test_a_row_names_a_seed_set_and_may_not_train_a_held_out_seed():
     params = parse_params(tiny_raw())
     rows = with_seeds(
-        [{"name": "a", "variant": {}}, {"name": "b", "variant": {}, "seeds": "confirm"}], params
+        [{"name": "a", "variant": {}}, {"name": "b", "variant": {}, "seeds": "confirm"}], params.study
     )
     assert [r["seeds"] for r in rows] == [[0], [10, 11]]
     with pytest.raises(ConfigError, match="row c trains seed 101, which the study holds out"):
-        with_seeds([{"name": "c", "variant": {}, "seeds": [5, 101]}], params)
+        with_seeds([{"name": "c", "variant": {}, "seeds": [5, 101]}], params.study)
     with pytest.raises(ConfigError, match="row d: seeds = 'all' is invalid: expected screen or confirm"):
-        with_seeds([{"name": "d", "variant": {}, "seeds": "all"}], params)
+        with_seeds([{"name": "d", "variant": {}, "seeds": "all"}], params.study)
 
 
 def test_screen_and_confirm_are_apart_and_a_study_on_search_seeds_is_not_held_out():
     with pytest.raises(ConfigError, match="seed 10 is in both screen and confirm"):
         parse_params(tiny_raw(search_seeds={"screen": [10], "confirm": [10, 11]}))
-    assert not held_out(parse_params(tiny_raw(search_seeds={"screen": [100], "confirm": [10]})))
+    assert not held_out(parse_params(tiny_raw(search_seeds={"screen": [100], "confirm": [10]})).study)
 
 
 def test_the_search_screens_confirms_and_the_best_confirmed_row_is_the_studys_variant(tmp_path):
@@ -75,26 +75,28 @@ def test_the_search_screens_confirms_and_the_best_confirmed_row_is_the_studys_va
         {"name": "sums_confirm", "variant": sums, "seeds": "confirm", "why": "confirm"},
         {"name": "base_confirm", "variant": {"positions": "bos", "attention": "softmax"}, "seeds": "confirm"},
     ]
-    out = tmp_path / "search.json"
-    run_search(raw, rows, out, workers=1, reads=SEARCH_READS)  # the stage's view: reading more stops it
+    out, params = tmp_path / "search.json", parse_params(raw)
+    run_search(params.study, params.evaluate.batch_size, rows, out, workers=1)
     recorded = {r["name"]: r for r in json.loads(out.read_text())["rows"]}
     assert [recorded[n]["seeds"] for n in ("sums", "sums_confirm")] == [[0], [10, 11]]
     assert set(recorded["sums_confirm"]["accuracy"]) == {"10", "11"}
-    params = parse_params(raw)
     best = best_confirmed(recorded.values(), params.study.search_seeds.confirm)
     assert best["min_seed"] == max(recorded[n]["min_seed"] for n in ("sums_confirm", "base_confirm"))
-    row, variant = chosen_variant(params, recorded.values())
-    assert row == best and recipe_of(params, variant) == best["recipe"]
+    row, variant = chosen_variant(params.study, recorded.values())
+    assert row == best and recipe_of(params.study, variant) == best["recipe"]
     before = out.read_text()
-    run_search(
-        raw, rows, out, workers=1, reads=SEARCH_READS
-    )  # every row recorded with its recipe: nothing retrained
+    run_search(params.study, params.evaluate.batch_size, rows, out, workers=1)  # all recorded: none retrained
     assert out.read_text() == before
 
 
 def test_a_variants_checkpoints_are_outputs_and_sort_digits(tmp_path, capsys):
-    params = parse_params(tiny_raw())
-    record, _ = run_variant(params, "base", tmp_path / "base", workers=1)
+    s = parse_params(tiny_raw()).study
+    config, recipe, data = variant_recipe(s.variants["base"], s.model, s.train, s.data)
+    tests, _ = study_test_sets(s.train, s.data, s.seed, s.max_length, s.test_size, s.diagnosis_lengths)
+    (tmp_path / "base").mkdir()
+    record, _ = run_variant(
+        "base", config, recipe, data, tests, s.seed, s.diagnosis_lengths, 1000, tmp_path / "base", workers=1
+    )
     assert record["seeds"] == [100] and sorted(p.name for p in (tmp_path / "base").iterdir()) == [
         "seed_100.pt"
     ]
@@ -110,10 +112,11 @@ def test_the_default_study_trains_the_searchs_best_confirmed_row():
     """The committed choice: the study variant whose recipe is the best row on the confirmation seeds."""
     params = load_params(ROOT / "params.yaml")
     rows = json.loads((ROOT / "metrics/search.json").read_text())["rows"]
-    row, variant = chosen_variant(params, rows)
+    s = params.study
+    row, variant = chosen_variant(s, rows)
     assert row is not None, "no row of metrics/search.json is trained on study.search_seeds.confirm"
     assert variant is not None, f"no variant of study.variants trains {row['name']}'s recipe"
-    assert len(variant_recipe(params, variant)[1].seeds) >= params.study.bar.min_seeds
+    assert len(variant_recipe(s.variants[variant], s.model, s.train, s.data)[1].seeds) >= s.bar.min_seeds
 
 
 def test_every_screen_that_beats_the_best_confirmed_rows_screen_is_confirmed():

@@ -1,19 +1,20 @@
 """dvc.yaml follows the code and reads at a glance: each stage lists exactly the project modules its
 command imports, directly or through others, so editing any of them reruns the stage and no other
 change does (a missing module would let DVC serve results the code no longer makes), and exactly the
-params its module declares it reads, the only ones it can read; everything the report reads is some
-stage's output; no variant depends on the lesson's model or training."""
+params its module reads: the `params.<section>.<key>` it writes out, the only values it hands the
+library, which never sees all of params; everything the report reads is some stage's output; no
+variant depends on the lesson's model or training."""
 
-import pickle
+import ast
+import dataclasses
 import re
 from pathlib import Path
 
 import pytest
 import yaml
 
-from pipeline.core.params import parse_params
-from pipeline.core.reads import UndeclaredRead, declared
-from pipeline.tools.stage_deps import command_files, declared_reads, import_closure, rewritten, stages
+from pipeline.report.inputs import ReportParams
+from pipeline.tools.stage_deps import command_files, import_closure, rewritten, stage_reads, stages
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXT = (ROOT / "dvc.yaml").read_text()
@@ -38,18 +39,18 @@ def test_the_tool_that_writes_the_code_deps_leaves_dvc_yaml_as_it_is():
 
 def test_the_closure_follows_imports_through_other_modules():
     closure = import_closure("pipeline.stages.train")
-    assert {"pipeline/__init__.py", "pipeline/infra/numerics.py", "pipeline/core/resume.py"} <= closure
-    assert "pipeline/report/readme.py" not in closure
+    assert {"pipeline/__init__.py", "pipeline/numerics/pin.py", "pipeline/core/train.py"} <= closure
+    assert "pipeline/report/pages.py" not in closure
 
 
-def test_a_package_run_with_dash_m_brings_its_main_and_what_main_imports():
-    closure = import_closure("pipeline.tools.benchmark")
-    assert {"pipeline/tools/benchmark/__init__.py", "pipeline/tools/benchmark/__main__.py"} <= closure
-    assert {"pipeline/tools/benchmark/suite.py", "pipeline/core/training.py"} <= closure
+def test_a_stage_brings_the_room_of_its_work_and_what_that_imports():
+    closure = import_closure("pipeline.stages.benchmark")
+    assert {"pipeline/tools/benchmark/__init__.py", "pipeline/tools/benchmark/suite.py"} <= closure
+    assert {"pipeline/tools/benchmark/step.py", "pipeline/core/train.py"} <= closure
 
 
 def test_only_the_stages_that_build_the_hand_set_model_depend_on_its_construction():
-    builders = {name for name, _, deps in STAGES if "pipeline/model/handset.py" in deps}
+    builders = {name for name, _, deps in STAGES if "pipeline/study/counting_sort.py" in deps}
     assert builders == {"variant", "study", "search"}  # search: frozen, rerun on purpose
 
 
@@ -102,20 +103,22 @@ def test_everything_the_report_reads_is_a_stages_output():
     assert read and all(produced(d, outs) for d in read), [d for d in read if not produced(d, outs)]
 
 
-def test_every_parameter_the_report_names_is_among_its_params():
-    """The report's code and templates read params.<section>.<key> directly (a key reached through a
-    variable, `m = params.model; m.d_model`, is not seen: its section is declared whole here)."""
-    report = yaml.safe_load(TEXT)["stages"]["report"]
-    declared = report["params"]
+def test_every_parameter_the_report_names_is_one_the_report_stage_hands_it():
+    """The report's code and templates read `params.<field>` of ReportParams, which the report stage
+    fills from the keys its params name (norm_count from norm.count, ...)."""
+    fields = {f.name for f in dataclasses.fields(ReportParams)}
     sources = [*(ROOT / "pipeline/report").rglob("*.py"), *(ROOT / "pipeline/report/templates").glob("*.j2")]
     read = {
-        ".".join(filter(None, m.groups()))
+        m.group(1)
         for path in sources
-        for m in re.finditer(r"\bparams\.([a-z_]+)(?:\.([a-z_]+))?", path.read_text())
+        for m in re.finditer(r"(?<![.\w])params\.([a-z_]+)", path.read_text())
         if m.group(1) != "yaml"  # "params.yaml", the file
     }
-    missing = sorted(k for k in read if not any(k == d or k.startswith(f"{d}.") for d in declared))
-    assert read and not missing, f"the report reads {missing}, which its params in dvc.yaml leave out"
+    assert read and read <= fields, f"the report reads {sorted(read - fields)}, which ReportParams lacks"
+    listed = yaml.safe_load(TEXT)["stages"]["report"]["params"]
+    assert sorted(
+        k.replace(".", "_") if k.split(".")[0] in ("norm", "probe") else k for k in listed
+    ) == sorted(fields)
 
 
 def test_no_variant_stage_depends_on_the_lessons_model_or_training():
@@ -124,38 +127,56 @@ def test_no_variant_stage_depends_on_the_lessons_model_or_training():
 
 
 @pytest.mark.parametrize("name,module,deps", STAGES, ids=[s[0] for s in STAGES])
-def test_each_stages_params_are_the_keys_its_module_declares_it_reads(name, module, deps):
+def test_each_stages_params_are_the_keys_its_module_reads(name, module, deps):
     listed = yaml.safe_load(TEXT)["stages"][name]
     listed = listed.get("do", listed).get("params", [])
-    assert listed == [key.strip('"') for key in declared_reads(module)], f"stage {name}"
+    assert listed == [key.strip('"') for key in stage_reads(module)], f"stage {name}"
 
 
-def test_a_stage_that_declares_reads_without_a_params_line_is_refused():
+def test_a_stage_that_reads_parameters_without_a_params_line_is_refused():
     without = TEXT.replace("    params: [data]\n", "", 1)
-    with pytest.raises(ValueError, match="stage data has no params: but its module declares READS"):
+    with pytest.raises(ValueError, match="stage data has no params: but its module reads parameters"):
         rewritten(without)
 
 
-def test_a_stage_sees_only_the_keys_it_declares_and_a_worker_process_sees_the_same():
-    params = declared(
-        parse_params(yaml.safe_load((ROOT / "params.yaml").read_text())), ["data", "train.seeds"]
-    )
-    assert params.data.seed == 0 and params.train.seeds == tuple(range(10))
-    with pytest.raises(UndeclaredRead, match="this stage reads train.lr, which its READS leave out"):
-        print(params.train.lr)
-    with pytest.raises(UndeclaredRead, match="reads model,"):
-        print(params.model)
-    again = pickle.loads(pickle.dumps(params))
-    assert again.train.seeds == params.train.seeds
-    with pytest.raises(UndeclaredRead):
-        print(again.train.steps)
+def reads_of(source, tmp_path, monkeypatch):
+    """What stage_reads finds in a stage module of `source`."""
+    import pipeline.tools.stage_deps as deps
+
+    (tmp_path / "stage.py").write_text(source)
+    monkeypatch.setattr(deps, "module_file", lambda name: tmp_path / "stage.py")
+    return stage_reads("pipeline.stages.example")
 
 
-def test_a_foreach_stage_sees_its_own_entry_only():
-    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
-    first, *others = raw["study"]["variants"]
-    params = declared(parse_params(raw), ["study.variants.${key}"], own=first)
-    assert params.study.variants[first].positions and list(params.study.variants) == [first]
-    assert first in params.study.variants and all(o not in params.study.variants for o in others)
-    with pytest.raises(UndeclaredRead, match=f"study.variants.{others[0]}"):
-        params.study.variants[others[0]]
+def test_a_stage_reads_the_keys_it_writes_out_a_whole_section_where_it_names_one(tmp_path, monkeypatch):
+    source = "params = load()\nf(params.train.seeds[0], params.train.lr, params.data)\ng(params.data.seed)\n"
+    assert reads_of(source, tmp_path, monkeypatch) == ["train.seeds", "train.lr", "data"]
+
+
+def test_a_foreach_stage_reads_its_own_entry_only(tmp_path, monkeypatch):
+    source = "params = load()\nv = params.study.variants[name]\nf(v, params.study.model)\n"
+    assert reads_of(source, tmp_path, monkeypatch) == ['"study.variants.${key}"', "study.model"]
+    variant = [key.strip('"') for key in stage_reads("pipeline.stages.variant")]
+    assert "study.variants.${key}" in variant and "study.variants" not in variant and "study" not in variant
+
+
+def test_a_stage_that_hands_all_of_params_on_is_refused(tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match="hands all of params on .line 2.: pass its sections or values"):
+        reads_of("params = load()\nrun(params)\n", tmp_path, monkeypatch)
+
+
+LIBRARY = [p for p in (ROOT / "pipeline").rglob("*.py") if p.parent.name not in ("stages", "params")]
+
+
+@pytest.mark.parametrize("path", LIBRARY, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_library_function_takes_all_of_params(path):
+    """Library functions take the sections or values they use, so that what a stage hands them is all
+    they can read (the numerics tools and stage_deps read params.yaml as entry points of their own)."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for arg in [*node.args.args, *node.args.kwonlyargs]:
+                annotation = ast.unparse(arg.annotation) if arg.annotation else ""
+                assert annotation != "Params", f"{path.name}: {node.name}({arg.arg}: Params)"
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    assert "Params" not in imported, f"{path.name} imports Params"

@@ -5,18 +5,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.core import lesson
 from pipeline.core.data import row_keys
-from pipeline.core.params import parse_params
-from pipeline.core.variants import variant_recipe
 from pipeline.infra import files
 from pipeline.infra.errors import ConfigError, PipelineError
-from pipeline.model.attention import WEIGHTS
-from pipeline.model.positions import SCHEMES
+from pipeline.params import lesson
+from pipeline.params.load import parse_params
+from pipeline.params.model import ATTENTION, POSITIONS
+from pipeline.params.study import variant_recipe
 from pipeline.study.diagnosis import first_errors
-from pipeline.study.gather import bar_standing, load_variant
-from pipeline.study.outputs import length_table, variant_table, with_variant
 from pipeline.study.sets import every_sequence, make_test_sets
+from pipeline.study.study import bar_standing, length_table, load_variant, variant_table, with_variant
 from pipeline.study.variant import with_seeds
 from tests.conftest import model_config
 from tests.test_params import DEFAULT, with_value
@@ -100,7 +98,9 @@ def test_randomized_needs_room_to_sample():
 def test_every_scheme_and_attention_makes_a_variant():
     """Every positions scheme with every attention, and a variant that changes its own recipe:
     each parses into the study's recipe with its own values."""
-    variants = {f"{p}_{a}": {"positions": p, "attention": a} for p in SCHEMES for a in WEIGHTS if a != "none"}
+    variants = {
+        f"{p}_{a}": {"positions": p, "attention": a} for p in POSITIONS for a in ATTENTION if a != "none"
+    }
     variants["sums_fixed"] = {
         "positions": "bos",
         "attention": "none/sigmoid/sigmoid",
@@ -109,14 +109,15 @@ def test_every_scheme_and_attention_makes_a_variant():
         "data": {"train_lengths": [10]},
     }
     params = parse_params(with_variants(variants))
+    s = params.study
     for name in variants:
-        config, recipe, lengths = variant_recipe(params, name)
+        config, recipe, data = variant_recipe(s.variants[name], s.model, s.train, s.data)
         assert (config.positions, config.attention) == (
             variants[name]["positions"],
             variants[name]["attention"],
         )
-    config, recipe, lengths = variant_recipe(params, "sums_fixed")
-    assert (config.sigmoid_bias, recipe.steps, recipe.seeds, lengths) == (-8.0, 8000, (0,), (10,))
+    config, recipe, data = variant_recipe(s.variants["sums_fixed"], s.model, s.train, s.data)
+    assert (config.sigmoid_bias, recipe.steps, recipe.seeds, data.train_lengths) == (-8.0, 8000, (0,), (10,))
     assert (config.d_model, recipe.lr) == (params.study.model.d_model, params.study.train.lr)  # the rest kept
     assert set(DEFAULT["study"]["variants"]) == {
         "bos_mixed",
@@ -176,8 +177,9 @@ def test_a_study_variant_trains_from_the_studys_own_recipe():
     )
     raw["model"].update({"max_len": 16, "d_model": 8})
     raw["train"]["lr"] = 0.5
-    config, recipe, lengths = variant_recipe(parse_params(raw), "a")
-    assert (config.positions, lengths, recipe.steps) == ("alibi", (1, 3), 7)
+    s = parse_params(raw).study
+    config, recipe, data = variant_recipe(s.variants["a"], s.model, s.train, s.data)
+    assert (config.positions, data.train_lengths, recipe.steps) == ("alibi", (1, 3), 7)
     assert (config.d_model, config.dropout, recipe.lr) == (32, 0.0, 0.003)  # the study's, not model.*
 
 
@@ -193,14 +195,14 @@ def test_the_study_refuses_a_missing_or_stale_variant(tmp_path):
     params = parse_params(with_variants({"a": {"positions": "alibi", "attention": "softmax"}}))
     path = tmp_path / "a.json"
     with pytest.raises(PipelineError, match=r"a.json is missing: run `dvc repro variant@a`"):
-        load_variant(params, "a", path)
+        load_variant(params.study, "a", path)
     record = {"positions": "alibi", "attention": "softmax", "train_lengths": list(range(1, 11))}
     record |= {"steps": params.study.train.steps, "seeds": list(params.study.train.seeds)}
     files.write_json(path, record)
-    assert load_variant(params, "a", path) == record
+    assert load_variant(params.study, "a", path) == record
     files.write_json(path, record | {"steps": 7})
     with pytest.raises(PipelineError, match=r"stale \(steps 7 != 4000\)"):
-        load_variant(params, "a", path)
+        load_variant(params.study, "a", path)
 
 
 def test_first_errors_name_the_first_mistake():

@@ -11,14 +11,15 @@ import torch
 from pipeline.core.batching import make_batch
 from pipeline.core.data import make_datasets
 from pipeline.core.loss import smoothed_loss
-from pipeline.core.training import loss_summary, train_model
-from pipeline.infra import files, pool
-from pipeline.infra.device import set_up_worker
+from pipeline.core.train import loss_summary, train_model
+from pipeline.infra import files
+from pipeline.infra import workers as pool
 from pipeline.infra.errors import DataError, TrainingDiverged
+from pipeline.infra.workers import set_up_worker
 from pipeline.model.checkpoint import check_fits, load_checkpoint, save_checkpoint
 from pipeline.model.transformer import Transformer
 from pipeline.tokens import BOS, IGNORE
-from pipeline.tools.benchmark.train_step import ParameterAdam
+from pipeline.tools.benchmark.step import ParameterAdam
 from tests.conftest import (
     RECORDED_BYTES,
     model_config,
@@ -250,7 +251,7 @@ class Interrupt(Exception):
 
 
 def test_resumed_training_ends_with_the_same_bytes_as_an_uninterrupted_run(tmp_path):
-    from pipeline.core.resume import for_seed
+    from pipeline.core.train import resume_for_seed as for_seed
 
     params = tiny_params(train={"steps": 30, "resume_every": 10})
     data = train_data(params)
@@ -273,7 +274,7 @@ def test_resumed_training_ends_with_the_same_bytes_as_an_uninterrupted_run(tmp_p
 
 
 def test_only_the_pipelines_own_training_resumes(tmp_path):
-    from pipeline.core.resume import for_seed
+    from pipeline.core.train import resume_for_seed as for_seed
 
     params = tiny_params(train={"steps": 20, "resume_every": 10})
     data = train_data(params)
@@ -287,7 +288,7 @@ def test_only_the_pipelines_own_training_resumes(tmp_path):
 
 
 def test_a_state_saved_under_other_parameters_is_ignored(tmp_path):
-    from pipeline.core.resume import for_seed
+    from pipeline.core.train import resume_for_seed as for_seed
 
     params = tiny_params(train={"steps": 20, "resume_every": 10})
     data = train_data(params)
@@ -302,7 +303,7 @@ def record_bytes(path=RECORDED_BYTES):
     """Rewrite tests/recorded_bytes.json from this machine, in the numerics mode it runs in: after a
     change that moves the training's bits on purpose, from the root:
     `python -c "import pipeline, tests.test_train as t; t.record_bytes()"` (pipeline first: the pin)."""
-    from pipeline.infra import numerics
+    from pipeline.numerics import pin as numerics
 
     training = {}
     for name, (overrides, seed) in RECORDED_CASES.items():

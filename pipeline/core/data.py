@@ -10,11 +10,14 @@ import zipfile
 
 import numpy as np
 
-from pipeline.core.params import DataParams
 from pipeline.infra.errors import DataError
+from pipeline.params.sections import DataParams
 from pipeline.tokens import DIGITS
 
 HEADLINE = ("train_size", "train_unique", "test_overlap_total")  # the rest: metrics/data/by_length.csv
+# each test set's statistics: the overlap with training before and after the redraw, and how often
+# the sorted output starts with 0 and ends with 9
+BY_LENGTH = ["length", "overlap_drawn", "overlap", "starts_with_0", "ends_with_9"]
 
 
 def random_sources(rng, size, lengths):
@@ -82,6 +85,13 @@ def make_datasets(p: DataParams):
         "by_length": by_length,
     }
     return train, test, stats
+
+
+def synthetic_rows(rows, length, seed=0):
+    """Training rows as the data stage draws them (uniform digits, sorted targets), all one length:
+    what the speed measures and the numerics tools train and decode on."""
+    source, lengths = random_sources(np.random.default_rng([seed, 9]), rows, [length])
+    return {"source": source, "target": sorted_targets(source, lengths), "lengths": lengths}
 
 
 def load_npz(path, keys=()):

@@ -1,5 +1,7 @@
 """Decoding (lesson 10, part 4): greedy generation token by token (re-running the decoder, or with a
-key/value cache), the paper's beam search, and teacher forcing."""
+key/value cache), the paper's beam search, and teacher forcing; and the one way a test set is
+decoded and scored by length, which the evaluate stage, the pre-norm comparison, the length study
+and its diagnosis share."""
 
 import numpy as np
 import torch
@@ -112,18 +114,48 @@ def teacher_forced(model, src, tgt_in, src_mask=None):
 
 
 def accuracy(pred, target):
-    """(exact-sequence accuracy, per-digit accuracy) as fractions."""
+    """(exact-sequence accuracy, per-digit accuracy) as fractions, over the last two dimensions
+    (rows, T): two floats for one model's tokens, two lists for many models' (..., rows, T)."""
     correct = pred == target
-    return correct.all(1).float().mean().item(), correct.float().mean().item()
+    if correct.dim() == 2:
+        return correct.all(1).float().mean().item(), correct.float().mean().item()
+    return correct.all(-1).float().mean(-1).tolist(), correct.flatten(-2).float().mean(-1).tolist()
 
 
-@torch.no_grad()
-def greedy_accuracy(model, source, batch_size, device="cpu"):
-    """(exact-sequence, per-digit) accuracy of cached greedy decoding on equal-length rows `source`
-    (an int array (B, T)), against their sorted copies, `batch_size` rows at a time."""
+GREEDY = {"greedy": greedy_cached}  # what the study and the diagnosis decode with
+
+
+def decode_set(model, source, batch_size, decoders=GREEDY, device="cpu"):
+    """The one way a test set is decoded: each of `decoders` ({name: fn(model, src) -> tokens
+    (..., B, T)}) on equal-length rows `source` (an int array (rows, T)), `batch_size` rows at a
+    time, after seeding the test's random draws by its length (seed_test_draws). Returns {name:
+    tokens (..., rows, T) on the CPU}; a model that decodes many seeds at once returns them ahead of
+    the rows."""
     seed_test_draws(source.shape[1])
-    preds = []
+    out = {name: [] for name in decoders}
     for start in range(0, len(source), batch_size):
         src = torch.as_tensor(np.asarray(source[start : start + batch_size]), dtype=torch.long, device=device)
-        preds.append(greedy_cached(model, src).cpu())
-    return accuracy(torch.cat(preds), torch.as_tensor(np.sort(source, axis=1), dtype=torch.long))
+        for name, decode in decoders.items():
+            out[name].append(decode(model, src).cpu())
+    return {name: torch.cat(parts, dim=-2) for name, parts in out.items()}
+
+
+def accuracy_by_length(model, tests, batch_size, device="cpu", decoders=GREEDY):
+    """Every decoder's accuracy at every length of `tests` ({length: (sources, targets)}, int arrays
+    (rows, length)): rows {decoder, length, seq_acc, digit_acc} in the order of `tests`, and the
+    tokens decoded ({length: {decoder: tokens}}). `decoders` is one {name: fn} for every length, or
+    a function of the length that gives it."""
+    rows, decoded = [], {}
+    for n, (source, target) in tests.items():
+        chosen = decoders(n) if callable(decoders) else decoders
+        decoded[n] = decode_set(model, source, batch_size, chosen, device)
+        target_t = torch.as_tensor(np.asarray(target), dtype=torch.long)
+        for name, pred in decoded[n].items():
+            seq_acc, digit_acc = accuracy(pred, target_t)
+            rows.append({"decoder": name, "length": n, "seq_acc": seq_acc, "digit_acc": digit_acc})
+    return rows, decoded
+
+
+def sorted_tests(sources):
+    """{length: sources} as test sets {length: (sources, their sorted copies)}."""
+    return {n: (source, np.sort(source, axis=1)) for n, source in sources.items()}

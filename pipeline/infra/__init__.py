@@ -1,2 +1,2 @@
-"""Helpers that know nothing of the task: errors, atomic files, typed configuration rules, the
-process pool, the device, the pinned CPU numerics, metrics files, run records, statistics."""
+"""Helpers that know nothing of the task: errors, atomic files, a stage's outputs, its entry, and the
+workers it runs jobs on."""

@@ -1,8 +1,4 @@
-"""The project's own errors, and the wrapper that turns them into one line and an exit status."""
-
-import functools
-import signal
-import sys
+"""The project's own errors: problems a user can fix, each reported as one line (pipeline/infra/entry.py)."""
 
 
 class PipelineError(Exception):
@@ -19,25 +15,3 @@ class DataError(PipelineError):
 
 class TrainingDiverged(PipelineError):
     """The loss became NaN, infinite, or ran away."""
-
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
-def stage_entry(main):
-    """Run a stage's main(): project errors print one line to stderr and exit 2; Ctrl-C exits 130."""
-
-    @functools.wraps(main)
-    def wrapper(*args, **kwargs):
-        signal.signal(signal.SIGTERM, _interrupt)  # `kill` cleans up like Ctrl-C does
-        try:
-            return main(*args, **kwargs)
-        except PipelineError as err:
-            print(f"error: {err}", file=sys.stderr)
-            sys.exit(2)
-        except KeyboardInterrupt:
-            print("interrupted: no partial outputs were written", file=sys.stderr)
-            sys.exit(130)
-
-    return wrapper

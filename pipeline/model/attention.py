@@ -2,17 +2,20 @@
 
 Each scheme is a small module called with the scaled scores (B, h, T_q, T_k) and the additive mask
 (0 where a query may look, -inf where it may not; broadcastable, or None); it returns the weights.
-`WEIGHTS` maps the names of `model.attention` to them: softmax is the paper's; log_length multiplies
-each query's scores by log n, n the keys it may look at (Chiang and Cholak, 2022); sigmoid weighs
-each key on its own, so attention sums (Ramapuram et al., 2024); sigmoid_log multiplies the
-sigmoid's scores by log n as log_length does the softmax's; none attends to nothing; split
-gives half the heads softmax, half sigmoid; sigmoid_st rounds the sigmoid's gates to 0 or 1 going
-forward and keeps its gradient going back. `attention_kinds` reads that parameter, one name for
-every attention or one per kind (encoder self / decoder self / cross).
+Each class fills its name in the registry of `model.attention` (pipeline.params.model.ATTENTION):
+softmax is the paper's; log_length multiplies each query's scores by log n, n the keys it may look
+at (Chiang and Cholak, 2022); sigmoid weighs each key on its own, so attention sums (Ramapuram et
+al., 2024); sigmoid_log multiplies the sigmoid's scores by log n as log_length does the softmax's;
+none attends to nothing; split gives half the heads softmax, half sigmoid; sigmoid_st rounds the
+sigmoid's gates to 0 or 1 going forward and keeps its gradient going back. The parameter names one
+weighting for every attention or one per kind (encoder self / decoder self / cross:
+pipeline.params.model.attention_kinds).
 """
 
 import torch
 from torch import nn
+
+from pipeline.params.model import ATTENTION
 
 
 def visible_keys(mask, size):
@@ -31,6 +34,7 @@ def softmax_weights(scores, mask):
     return scores.softmax(-1)
 
 
+@ATTENTION.implements("softmax")
 class Softmax(nn.Module):
     """The paper's weights: they sum to 1 over the keys, an average (equation 1)."""
 
@@ -41,6 +45,7 @@ class Softmax(nn.Module):
         return softmax_weights(scores, mask)
 
 
+@ATTENTION.implements("log_length")
 class LogLength(Softmax):
     """Scores times log n, n the keys the query may look at, then softmax (Chiang and Cholak, 2022;
     Nakanishi, 2025): a softmax over more keys is made sharper in step, so that one key can keep
@@ -52,6 +57,7 @@ class LogLength(Softmax):
         return softmax_weights(scores, mask)
 
 
+@ATTENTION.implements("sigmoid")
 class Sigmoid(nn.Module):
     """Each key weighted on its own, sigmoid(score + b_h), with a learned bias per head (Ramapuram
     et al., 2024, section 3): the weights do not sum to 1, so attention adds instead of averaging
@@ -77,6 +83,7 @@ class Sigmoid(nn.Module):
         return (weights > 0.5).to(weights.dtype)
 
 
+@ATTENTION.implements("sigmoid_log")
 class SigmoidLog(Sigmoid):
     """sigmoid(log n * score + b_h), n the keys the query may look at: Scalable-Softmax's log n
     (Nakanishi, 2025) on a gate. Each gate's slope grows with the length, so the keys just short of
@@ -86,6 +93,7 @@ class SigmoidLog(Sigmoid):
         return super().gates(scores * visible_keys(mask, scores.shape[-1]).to(scores.dtype).log(), mask)
 
 
+@ATTENTION.implements("sigmoid_st")
 class StraightThrough(Sigmoid):
     """Gates that are 0 or 1 in the forward pass, sigmoid(score + b_h) rounded, with the sigmoid's
     gradient in the backward pass (the straight-through estimator, Bengio et al., 2013): attention
@@ -99,6 +107,7 @@ class StraightThrough(Sigmoid):
         return weights  # rounded in the forward pass already
 
 
+@ATTENTION.implements("split")
 class Split(Sigmoid):
     """Half the heads softmax, half sigmoid: heads that pick one key (the next digit up) beside heads
     that count (how many copies are left). The softmax heads keep the sigmoid's unused bias."""
@@ -115,21 +124,10 @@ class Split(Sigmoid):
         return torch.cat([weights[:, :half], super().rounded(weights[:, half:])], dim=1)
 
 
+@ATTENTION.implements("none")
 class NoAttention(Softmax):
     """Weights 0 everywhere: the sublayer adds only W^O's bias, so each token stays on its own and
     its representation cannot depend on how long the sequence is."""
 
     def forward(self, scores, mask):
         return torch.zeros_like(scores)
-
-
-WEIGHTS = {
-    "softmax": Softmax,
-    "log_length": LogLength,
-    "sigmoid": Sigmoid,
-    "sigmoid_log": SigmoidLog,
-    "sigmoid_st": StraightThrough,
-    "split": Split,
-    "none": NoAttention,
-}
-"""The names params.yaml accepts for each attention's weights."""

@@ -8,9 +8,9 @@ import torch
 
 from pipeline.infra import files
 from pipeline.infra.errors import ConfigError, DataError
-from pipeline.infra.rules import as_dict, parse
-from pipeline.model.config import ModelConfig, check_config, longest_source
 from pipeline.model.transformer import Transformer
+from pipeline.params.model import ModelConfig, check_config, longest_source
+from pipeline.params.rules import as_dict, parse
 from pipeline.tokens import VOCAB
 
 FORMAT = 1

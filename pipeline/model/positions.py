@@ -1,17 +1,18 @@
 """How the model knows where a token is: the paper's sinusoids and the length study's alternatives.
 
-Each scheme is a small module with hooks the Transformer calls on its one path, so no scheme needs
-a branch there: `vectors` (what embed() adds to the token embeddings), `source` and `memory_mask`
-(the source tokens the encoder reads, and the padding mask of the memory they become),
-`encoder_bias` (added to the encoder's self-attention scores), and `decoder_draw` (positions a
-decoding session fixes once per source; a scheme keeps no state between calls). `SCHEMES` maps the names of
-`model.positions` to them: sinusoidal is the paper's (section 3.5); none_encoder adds no positions
-in the encoder, the decoder keeps sinusoids; learned trains one vector per position; randomized
-gives each sequence the sinusoids of a sorted random subset of [0, max_len) (Ruoss et al., 2023);
-alibi biases the encoder's self-attention by distance (Press et al., 2022); bos adds no vectors and
-opens the source with BOS, a key present exactly once, against which attention can count; offset
-shifts each training sequence's sinusoids by a random offset, so that every position below max_len
-is trained (Ruoss et al., 2023; McLeish et al., 2024), and bos_offset does so in the decoder of bos.
+Each scheme is a small module with hooks the Transformer calls on its one path, so no scheme needs a
+branch there: `vectors` (what embed() adds to the token embeddings), `source` and `memory_mask` (the
+source tokens the encoder reads, and the padding mask of the memory they become), `encoder_bias`
+(added to the encoder's self-attention scores), and `decoder_draw` (positions a decoding session
+fixes once per source; a scheme keeps no state between calls). Each class fills its name in the
+registry of `model.positions` (pipeline.params.model.POSITIONS): sinusoidal is the paper's (section
+3.5); none_encoder adds no positions in the encoder, the decoder keeps sinusoids; learned trains one
+vector per position; randomized gives each sequence the sinusoids of a sorted random subset of [0,
+max_len) (Ruoss et al., 2023); alibi biases the encoder's self-attention by distance (Press et al.,
+2022); bos adds no vectors and opens the source with BOS, a key present exactly once, against which
+attention can count; offset shifts each training sequence's sinusoids by a random offset, so that
+every position below max_len is trained (Ruoss et al., 2023; McLeish et al., 2024), and bos_offset
+does so in the decoder of bos.
 """
 
 import math
@@ -19,6 +20,7 @@ import math
 import torch
 from torch import nn
 
+from pipeline.params.model import POSITIONS
 from pipeline.tokens import BOS
 
 
@@ -73,6 +75,7 @@ class NoPositions(nn.Module):
         return None
 
 
+@POSITIONS.implements("sinusoidal")
 class Sinusoidal(NoPositions):
     """The paper's: PE[position] added in both stacks (section 3.5)."""
 
@@ -84,6 +87,7 @@ class Sinusoidal(NoPositions):
         return self.pe[start : start + tokens.shape[1]]
 
 
+@POSITIONS.implements("none_encoder")
 class NoneInEncoder(Sinusoidal):
     """No positions in the encoder (a sorted output does not depend on input order); the decoder
     keeps the sinusoids."""
@@ -92,6 +96,7 @@ class NoneInEncoder(Sinusoidal):
         return None if encoder else super().vectors(tokens, start, encoder, drawn)
 
 
+@POSITIONS.implements("learned")
 class Learned(NoPositions):
     """One trained vector per position, in both stacks."""
 
@@ -103,6 +108,7 @@ class Learned(NoPositions):
         return self.table.weight[start : start + tokens.shape[1]]
 
 
+@POSITIONS.implements("randomized")
 class Randomized(Sinusoidal):
     """Each sequence takes the sinusoids of a sorted random subset of [0, max_len), in both stacks,
     in training and in evaluation alike (Ruoss et al., 2023: "we also randomize at test time", so a
@@ -130,6 +136,7 @@ class Randomized(Sinusoidal):
         return random_positions(memory.shape[0], memory.shape[1], self.pe.shape[0], memory.device)
 
 
+@POSITIONS.implements("offset")
 class Offset(Sinusoidal):
     """The sinusoids of positions k, k+1, ..., each training sequence with its own k, uniform in
     [0, max_len - T], drawn afresh in each stack (the offsets of McLeish et al., 2024, from a range
@@ -144,6 +151,7 @@ class Offset(Sinusoidal):
         return self.pe[offsets + torch.arange(start, end, device=tokens.device)]  # (B, T, d_model)
 
 
+@POSITIONS.implements("alibi")
 class ALiBi(NoPositions):
     """No vectors; -m_h |i - j| on the encoder's self-attention scores (Press et al., 2022). The
     decoder's self-attention keeps only its causal mask, and cross-attention has no bias: an output
@@ -157,6 +165,7 @@ class ALiBi(NoPositions):
         return self.bias[:, :size, :size]
 
 
+@POSITIONS.implements("bos")
 class BOSFirst(NoPositions):
     """No vectors; BOS opens the source as it opens the target: a key present exactly once, against
     which attention can count. The memory gains that row, and every query may look at it."""
@@ -170,21 +179,10 @@ class BOSFirst(NoPositions):
         return torch.cat([torch.zeros_like(src_mask[..., :1]), src_mask], dim=-1)
 
 
+@POSITIONS.implements("bos_offset")
 class BOSOffset(BOSFirst, Offset):
     """bos's encoder (BOS opens the source, no vectors) with offset sinusoids in the decoder, so that
     an output step knows how far it has written at every position it will reach."""
 
     def vectors(self, tokens, start, encoder, drawn=None):
         return None if encoder else super().vectors(tokens, start, encoder, drawn)
-
-
-SCHEMES = {
-    "sinusoidal": Sinusoidal,
-    "none_encoder": NoneInEncoder,
-    "learned": Learned,
-    "randomized": Randomized,
-    "alibi": ALiBi,
-    "bos": BOSFirst,
-    "offset": Offset,
-    "bos_offset": BOSOffset,
-}

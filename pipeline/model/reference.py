@@ -7,9 +7,9 @@ import math
 import torch
 from torch import nn
 
-from pipeline.model.config import ModelConfig
 from pipeline.model.positions import sinusoidal_positions
 from pipeline.model.transformer import additive_mask, causal_mask
+from pipeline.params.model import ModelConfig
 from pipeline.tokens import VOCAB
 
 

@@ -7,8 +7,8 @@ branch here. Masks are boolean with True = "may not look" (the lesson's `prohibi
 broadcastable to (B, h, T_q, T_k); inside the model they travel in additive form (0 or -inf, see
 `additive_mask`), which gives the same scores as masked_fill and costs less.
 
-The configuration is a ModelConfig (config.py): the fields of `model:` in params.yaml, or the copy a
-checkpoint carries.
+The configuration is a ModelConfig (pipeline/params/model.py): the fields of `model:` in
+params.yaml, or the copy a checkpoint carries.
 """
 
 import math
@@ -16,10 +16,10 @@ import math
 import torch
 from torch import nn
 
-from pipeline.model.attention import WEIGHTS
+import pipeline.model.attention  # noqa: F401  each scheme's class fills its registry on import
+import pipeline.model.positions  # noqa: F401
 from pipeline.model.cache import DecoderCache, LayerCache
-from pipeline.model.options import attention_kinds
-from pipeline.model.positions import SCHEMES
+from pipeline.params.model import ATTENTION, POSITIONS, attention_kinds
 from pipeline.tokens import VOCAB
 
 
@@ -47,13 +47,13 @@ def additive_mask(mask, dtype=torch.float32):
 
 class MultiHeadAttention(nn.Module):
     """Multi-head attention (section 3.2.2): self-attention when xq is xkv, cross otherwise. The
-    weights are the paper's softmax or another of attention.WEIGHTS (`attention`; `sigmoid_bias`
+    weights are the paper's softmax or another of the registry ATTENTION (`attention`; `sigmoid_bias`
     starts the sigmoid's learned bias)."""
 
     def __init__(self, d_model, heads, attention="softmax", sigmoid_bias=0.0):
         super().__init__()
         self.heads, self.d_k = heads, d_model // heads
-        self.weights = WEIGHTS[attention](heads, sigmoid_bias)
+        self.weights = ATTENTION[attention](heads, sigmoid_bias)
         self.wq, self.wk, self.wv, self.wo = (nn.Linear(d_model, d_model) for _ in range(4))
 
     def split_heads(self, x):
@@ -208,7 +208,7 @@ class Transformer(nn.Module):
         self.drop = Dropout(c.dropout)
         # Created last, so that every other weight starts as the paper's model's does under the
         # same seed, whatever the scheme.
-        self.positions = SCHEMES[c.positions](c)
+        self.positions = POSITIONS[c.positions](c)
 
     def embed(self, tokens, start=0, encoder=False, drawn=None):
         """sqrt(d_model) * E[t] + PE[position], then dropout (sections 3.4, 3.5, 5.4); positions

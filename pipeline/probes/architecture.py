@@ -12,7 +12,6 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from pipeline.core.batching import make_batch
-from pipeline.model.config import ModelConfig
 from pipeline.model.hooks import attention_weights
 from pipeline.model.transformer import (
     DecoderLayer,
@@ -22,6 +21,8 @@ from pipeline.model.transformer import (
     causal_mask,
 )
 from pipeline.model.transformer import count_parameters as count
+from pipeline.params import lesson
+from pipeline.params.model import ModelConfig
 from pipeline.tokens import BOS, VOCAB
 
 HEADLINE = ("model_params", "encoder_layer_params", "decoder_layer_params")
@@ -220,3 +221,11 @@ def lesson_code_lines():
     """Non-blank lines of the lesson's listing of its layers, as printed (lesson10_layers.txt)."""
     text = Path(__file__).with_name("lesson10_layers.txt").read_text()
     return sum(1 for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+def measure_configured(configured: ModelConfig):
+    """The lesson's claims measured at the lesson's size (they are about it, whatever params.yaml
+    sets), with the configured model's count beside them for experiments that change the size."""
+    metrics = measure(lesson.MODEL)
+    metrics["configured_model_params"] = count(Transformer(configured))
+    return metrics

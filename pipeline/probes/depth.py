@@ -12,8 +12,8 @@ import math
 import torch
 
 from pipeline.core.loss import smoothed_loss
-from pipeline.model.config import ModelConfig
 from pipeline.model.transformer import DecoderLayer, EncoderLayer, Residual, Transformer, causal_mask
+from pipeline.params.model import ModelConfig
 
 SUBLAYERS = {EncoderLayer: ("self_attn", "ffn"), DecoderLayer: ("self_attn", "cross_attn", "ffn")}
 

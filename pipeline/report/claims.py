@@ -1,4 +1,4 @@
-"""The claims table: every entry of claims.yaml judged by its rule (pipeline/report/rules.py states
+"""The claims table: every entry of claims.yaml judged by its rule (pipeline/report/judging.py states
 each) against what the stages measured.
 
 A claim is judged where it applies (claims.yaml's `applies`, read by APPLIES); one that applies and
@@ -13,8 +13,9 @@ from pathlib import Path
 import yaml
 
 from pipeline.infra.errors import DataError
-from pipeline.model.config import longest_source
-from pipeline.report.rules import judge_below_bar, judge_paired, judge_rounding, judge_seeds, outcome
+from pipeline.params.model import longest_source
+from pipeline.report.inputs import ReportParams
+from pipeline.report.judging import judge_below_bar, judge_paired, judge_rounding, judge_seeds, outcome
 
 CLAIMS_PATH = Path(__file__).with_name("claims.yaml")
 KINDS = ("measured", "rerun", "derived", "structural", "arithmetic")
@@ -97,12 +98,12 @@ def judge(entry, value):
 APPLIES = {  # claims.yaml's `applies`: whether a run with these parameters measures the claim
     "test_length": lambda params, n: n in params.data.test_lengths,
     "steps": lambda params, n: params.train.steps >= n,
-    "probe_depth": lambda params, n: n in params.probe.depths,
+    "probe_depth": lambda params, n: n in params.probe_depths,
     "reads_length": lambda params, n: longest_source(params.model) >= n,
 }
 
 
-def applies(entry, params):
+def applies(entry, params: ReportParams):
     if unknown := sorted(set(entry.get("applies", {})) - set(APPLIES)):
         raise DataError(
             f"claim {entry['id']}: unknown applies {', '.join(unknown)} (known: {', '.join(APPLIES)})"
@@ -128,7 +129,7 @@ def measured_value(entry, quantities):
         raise DataError(f"claim {entry['id']} applies, but {missing} was not measured: {hint}") from None
 
 
-def evaluate(entries, quantities, params):
+def evaluate(entries, quantities, params: ReportParams):
     """Every claim that applies to `params`, judged; `quantities`: {value name: what was measured}."""
     claims = []
     for e in (e for e in entries if applies(e, params)):

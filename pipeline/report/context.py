@@ -7,11 +7,11 @@ from pathlib import Path
 
 import yaml
 
-from pipeline.infra.results import by_seed, one, select
+from pipeline.infra.outputs import by_seed, one, select
 from pipeline.report.claims import counts, load_claims
-from pipeline.report.rules import LESSON_TEST_SIZE, t_975
-from pipeline.study.confirmation import confirmation
-from pipeline.study.ranking import best_variant
+from pipeline.report.inputs import ReportParams
+from pipeline.report.judging import LESSON_TEST_SIZE, t_975
+from pipeline.study.bar import best_variant, confirmation
 
 # The lesson's measured numbers the first screen sets against ours, in the lesson's order.
 SUMMARY = """
@@ -111,7 +111,7 @@ def search_context(search):
     return {"rows": rows, "best": ranked[0] if ranked else None, "bar": search["bar"]}
 
 
-def report_context(params, m, claims, environment):
+def report_context(params: ReportParams, m, claims, environment):
     """Everything the templates need: `m` holds each stage's summary and the files the report reads."""
     seeds = params.train.seeds
     by_id = {c.id: c for c in claims}
@@ -139,10 +139,10 @@ def report_context(params, m, claims, environment):
         "example": m["example"],
         "attention_share": cross_attention_share(m["diagnosis"], trained),
         "probe": m["probe"],
-        "depths": residual_depths(tables["probe/residual_table"], params.probe.depths),
+        "depths": residual_depths(tables["probe/residual_table"], params.probe_depths),
         "study": study_context(tables, m["study_meta"], m["diagnosis"]),
         "search": search_context(m["search"]),
-        "confirmation": confirmation(params, m["search"]["rows"]),
+        "confirmation": confirmation(params.study, m["search"]["rows"]),
         "benchmark": m["benchmark"],
         "environment": environment,
         "params": params,

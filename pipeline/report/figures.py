@@ -1,6 +1,11 @@
-"""The lessons' and the probes' figures: one figure, one function; each reads saved metrics, never a model."""
+"""The lessons', the probes' and the speed report's figures: one figure, one function; each reads
+saved metrics, never a model (the seed-distribution figure reads the judged claims)."""
 
+import math
 from itertools import product
+from pathlib import Path
+
+from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from pipeline.report.inputs import memory_tokens, read_json, read_numbers, read_rows
 from pipeline.report.style import legend_centred, plt, save
@@ -172,3 +177,132 @@ def plot_layernorm(cell_path, probe_metrics, path):
     right.set(title="Row 4 += 10: how far row 0 moves", ylabel="max |change in row 0|")
     right.set_ylim(0, max(shifts) * 1.25)
     save(fig, path)
+
+
+# ------------------------------------------------------------- the seeds of trained claims
+
+COLUMNS = 4
+SHADE = {"pass": "cb:green", "fail": "cb:red", "wide": "grey"}
+
+
+def plot_seed_distributions(claims, path):
+    """One small panel per trained claim, zoomed so that the interval's edges show."""
+    trained = [c for c in claims if c.per_seed]
+    rows = math.ceil(len(trained) / COLUMNS)
+    height = 1.3 * rows + 1.0  # inches: the panels, and a band on top for the title and the legend
+    fig, axes = plt.subplots(rows, COLUMNS, figsize=(3.3 * COLUMNS, height), squeeze=False)
+    for ax, c in zip(axes.flat, trained, strict=False):
+        scale = 100 if c.percent else 1
+        low, high = (scale * v for v in c.band)
+        values = [scale * v for v in (*c.per_seed, c.lesson_value)] + [low, high]  # the band: scaled above
+        pad = 0.25 * (max(values) - min(values)) or 1.0
+        shade = SHADE["wide" if c.undecided else c.status]
+        ax.axvspan(low, high, color=shade, alpha=0.15, lw=0)
+        for edge in (low, high):
+            ax.axvline(edge, color=shade, lw=1)
+        ax.scatter(values[:-3], [0] * len(c.per_seed), s=22, color="cb:blue", alpha=0.7, zorder=3)
+        ax.scatter([scale * c.lesson_value], [0], marker="D", s=46, color="cb:red", zorder=4)
+        ax.set(xlim=(min(values) - pad, max(values) + pad), yticks=[], ylim=(-1, 1))
+        ax.set_title(f"{c.id} ({'cannot discriminate' if c.undecided else c.status})", fontsize=8.5)
+        ax.tick_params(axis="x", labelsize=7.5)
+        ax.xaxis.set_major_locator(plt.MaxNLocator(4))
+        ax.set_xlabel("%" if c.percent else "loss (nats)", fontsize=7.5, labelpad=1)
+    for ax in list(axes.flat)[len(trained) :]:
+        ax.axis("off")
+    handles = [
+        plt.Line2D([], [], marker="o", ls="", color="cb:blue", label="one training seed"),
+        plt.Line2D([], [], marker="D", ls="", color="cb:red", label="the lesson's value"),
+        plt.Rectangle((0, 0), 1, 1, color="cb:green", alpha=0.3, label="prediction interval (pass)"),
+        plt.Rectangle((0, 0), 1, 1, color="grey", alpha=0.3, label="too wide to discriminate"),
+    ]
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.95 / height))
+    title = "Every trained claim: the lesson's one run against our seeds"
+    fig.suptitle(title, y=1 - 0.15 / height, fontsize=11)
+    legend_centred(fig, 1 - 0.45 / height, ncol=4, fontsize=9, handles=handles, frameon=False)
+    save(fig, path)
+
+
+# -------------------------------------------------------------------------- the speed report
+
+
+def load_benchmark(data):
+    """metrics/benchmark.json and the CSVs in metrics/benchmark/ beside it, as {name: rows}."""
+    json_path = Path(data)
+    csvs = sorted(json_path.with_suffix("").glob("*.csv"))
+    return {"metrics": read_json(json_path)} | {path.stem: read_rows(path) for path in csvs}
+
+
+def plot_benchmark(data, path):
+    """Four panels from `data` (metrics/benchmark.json): the training step against nn.Transformer, greedy
+    decoding with and without the cache, evaluation throughput, and three seeds at once against one."""
+    t = load_benchmark(data)
+    m = t["metrics"]
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7.5))
+    draw_train_step(axes[0, 0], t["train_step"], m)
+    draw_decoding(axes[0, 1], t["decoding"], m)
+    draw_throughput(axes[1, 0], t["throughput"])
+    draw_seeds(axes[1, 1], t["seeds"], m)
+    mode = f", numerics {m['numerics_mode']}" if "numerics_mode" in m else ""  # records before it lack it
+    fig.suptitle(
+        f"Speed on {m['cpu']} ({m['cpu_count']} cores), torch {m['torch']}, {m['threads']} thread{mode}; "
+        f"load average {m['load_average_before']:.2f} before the run, {m['load_average_after']:.2f} after it",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    save(fig, path)
+
+
+def draw_train_step(ax, rows, m):
+    """Our training step against nn.Transformer's, median and quartiles."""
+    names, median = [r["implementation"] for r in rows], [float(r["median_ms"]) for r in rows]
+    low = [float(r["median_ms"]) - float(r["q1_ms"]) for r in rows]  # the whiskers' lengths
+    high = [float(r["q3_ms"]) - float(r["median_ms"]) for r in rows]
+    ax.barh(names, median, xerr=[low, high], color=["cb:blue"] + ["tab:gray"] * (len(rows) - 1), capsize=3)
+    ax.invert_yaxis()
+    for i, value in enumerate(median):
+        note = f"{value:.1f} ms" + (f", {value / median[0]:.2f}x ours" if i else "")
+        ax.text(value + high[i], i, "  " + note, va="center", fontsize=8)
+    ax.set_title(f"Training step, one thread (ours {m['train_step_speedup']:.2f}x faster)")
+    ax.set(xlabel="ms per step (median, quartiles)", xlim=(0, max(median) * 1.6))
+
+
+def draw_decoding(ax, rows, m):
+    """Greedy decoding time by output length, re-running the decoder against the cache."""
+    lengths = [int(r["length"]) for r in rows]
+    for key, fmt, how in [("uncached", "o-", "re-running the decoder"), ("cached", "s-", "key/value cache")]:
+        growth = m[f"decode_growth_exponent_{key}"]
+        ax.loglog(lengths, [float(r[f"{key}_ms"]) for r in rows], fmt, label=f"{how} (~n^{growth:.1f})")
+    for r in rows:  # each speed-up beside a dotted line from one time to the other, clear of the axis
+        n, times = int(r["length"]), (float(r["cached_ms"]), float(r["uncached_ms"]))
+        ax.vlines(n, *times, color="grey", ls=":", lw=1)
+        ax.text(
+            n * 1.04, (times[0] * times[1]) ** 0.5, f"{float(r['speedup']):.1f}x", fontsize=8, va="center"
+        )
+    ax.set_xticks(lengths, [str(n) for n in lengths])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_title(f"Greedy decoding, {m['decode_rows']} sequences (labels: speed-up)")
+    ax.set(xlabel="output length n (tokens)", ylabel="ms per batch (median)")
+    ax.legend(fontsize=8)
+
+
+def draw_throughput(ax, rows):
+    ax.barh([r["decoder"] for r in rows], [float(r["sequences_per_s"]) for r in rows], color="cb:green")
+    ax.invert_yaxis()
+    ax.xaxis.set_major_locator(MaxNLocator(5))  # thousands of sequences: few ticks stay readable
+    ax.set(title="Evaluation throughput, length 10, one thread", xlabel="sequences per second")
+
+
+def draw_seeds(ax, rows, m):
+    """Wall time of one seed against every seed side by side, with what the cores allow (seeds / cores
+    times one seed)."""
+    walls = [float(r["wall_s"]) for r in rows]
+    template = "{setup}\n{seeds} seed(s), {processes} proc.\n{share:.0%} core each"
+    labels = [template.format(**r, share=float(r["cpu_share"])) for r in rows]
+    ax.bar(labels, walls, color=["cb:blue"] + ["cb:orange"] * (len(rows) - 1))
+    ideal = m["seeds_ratio_ideal"]
+    ax.axhline(ideal * walls[0], color="black", ls="--", lw=1, label=f"seeds / cores: {ideal:g}x one seed")
+    for i, r in enumerate(rows):
+        ax.text(i, walls[i], f"{float(r['ratio_to_one']):.2f}x", ha="center", va="bottom", fontsize=8)
+    ax.set(title=f"Seeds side by side, {m['seeds_steps']} steps each", ylabel="wall seconds")
+    ax.tick_params(axis="x", labelsize=8)
+    ax.legend(fontsize=8, loc="lower right")

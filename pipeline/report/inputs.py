@@ -1,12 +1,29 @@
-"""Reading what the stages saved: JSON, CSV and the training logs' TSV. The report reads nothing else."""
+"""What the report reads: the parameters the report stage hands it, and what the stages saved (JSON,
+CSV and the training logs' TSV). It reads nothing else."""
 
 import csv
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from pipeline.infra.errors import DataError
+from pipeline.params.model import ModelConfig
+from pipeline.params.sections import DataParams, TrainParams
+from pipeline.params.study import StudyParams
+
+
+@dataclass(frozen=True)
+class ReportParams:
+    """What the report reads of params.yaml: the sections and values the report stage hands it."""
+
+    data: DataParams
+    model: ModelConfig
+    train: TrainParams
+    norm_count: int
+    probe_depths: tuple
+    study: StudyParams
 
 
 def read_json(path):

@@ -4,9 +4,10 @@ its own (`q.<name>`). Numbers only: the sentences are the templates'."""
 
 import statistics
 
-from pipeline.core import lesson
 from pipeline.core.recipe import loss_floor, smoothed_target
-from pipeline.infra.results import by_seed, one, paired_difference
+from pipeline.infra.outputs import by_seed, one, paired_difference
+from pipeline.params import lesson
+from pipeline.report.inputs import ReportParams
 from pipeline.tokens import VOCAB
 
 STAGES = ("architecture", "train", "probe")  # those whose single numbers claims read
@@ -178,7 +179,7 @@ def positionless_failure(search, test_lengths, bar):
     return {"by_length": by_length, "bar": bar.accuracy}
 
 
-def configuration(params):
+def configuration(params: ReportParams):
     m, t = params.model, params.train
     return {
         "lesson_config": f"d_model {m.d_model}, {m.heads} heads, {m.layers} layers each side, d_ff {m.d_ff}, "
@@ -187,7 +188,7 @@ def configuration(params):
     }
 
 
-def quantities(params, m, benchmark):
+def quantities(params: ReportParams, m, benchmark):
     """Every quantity a claim reads, from the stages' metrics (`m`: {stage: its summary.json, "tables":
     the tidy tables, "example"}) and the benchmark's."""
     seeds, tables = params.train.seeds, m["tables"]
@@ -196,7 +197,7 @@ def quantities(params, m, benchmark):
         **probe_quantities(m["probe"], tables),
         **training_quantities(tables["train/losses"], seeds, params.train.label_smoothing),
         **evaluation_quantities(m["evaluate"], tables["evaluate/reference"], m.get("example"), seeds),
-        **norm_quantities(tables["norm/by_seed"], seeds[: params.norm.count]),
+        **norm_quantities(tables["norm/by_seed"], seeds[: params.norm_count]),
         "q.chance_of_a_zero": 1 - 0.9**10,
         "q.gemma_parameters": gemma_parameters(),
         **{f"q.{k}": v for k, v in configuration(params).items()},

@@ -7,42 +7,31 @@ A thin entry point that reads inputs and writes outputs; the work is in pipeline
 
 import time
 
-from pipeline.core.data import HEADLINE, make_datasets
-from pipeline.core.params import load_params
-from pipeline.infra import files, runlog
-from pipeline.infra.cli import stage_paths
-from pipeline.infra.errors import stage_entry
-from pipeline.infra.metrics import headline
-from pipeline.infra.results import write_detail
-
-# the params.yaml keys this stage reads; dvc.yaml's params: are written from them
-READS = ("data",)
+from pipeline.core.data import BY_LENGTH, HEADLINE, make_datasets
+from pipeline.infra import files
+from pipeline.infra.entry import record_run, stage_entry, stage_paths
+from pipeline.infra.outputs import headline_of, write_outputs
+from pipeline.params.load import load_params
 
 
 @stage_entry
 def main():
     args = stage_paths(__doc__, "train", "test", "metrics")
     start = time.perf_counter()
-    params = load_params(reads=READS)
-    train, test, stats = make_datasets(params.data)
+    params = load_params()
+    data = params.data
+    train, test, stats = make_datasets(data)
     files.write_npz(args.train, **train)
     files.write_npz(args.test, **test)
-    write_detail(
-        args.metrics,
-        {"by_length.csv": (stats["by_length"], BY_LENGTH)},
-        headline(stats, HEADLINE),
+    write_outputs(
+        args.metrics, headline_of(stats, HEADLINE), {"by_length.csv": (stats["by_length"], BY_LENGTH)}
     )
     print(
-        f"data: {params.data.train_size} training sequences ({stats['train_unique']} distinct), "
-        f"{params.data.test_size} test sequences at each length {list(params.data.test_lengths)}, "
+        f"data: {data.train_size} training sequences ({stats['train_unique']} distinct), "
+        f"{data.test_size} test sequences at each length {list(data.test_lengths)}, "
         f"overlap with training {stats['test_overlap_total']}"
     )
-    runlog.record_run("data", time.perf_counter() - start)
-
-
-# each test set's statistics: the overlap with training before and after the redraw, and how often
-# the sorted output starts with 0 and ends with 9
-BY_LENGTH = ["length", "overlap_drawn", "overlap", "starts_with_0", "ends_with_9"]
+    record_run("data", time.perf_counter() - start)
 
 
 if __name__ == "__main__":

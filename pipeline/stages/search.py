@@ -10,37 +10,18 @@ recorded. The work is in pipeline/study/search.py.
 import sys
 import time
 
-import yaml
-
-from pipeline.core.params import load_params
-from pipeline.infra.cli import stage_paths
-from pipeline.infra.errors import stage_entry
+from pipeline.infra.entry import stage_entry, stage_paths
+from pipeline.params.load import load_params
 from pipeline.study.search import load_rows, run_search
-
-# the params.yaml keys this stage reads; dvc.yaml's params: are written from them
-READS = (
-    "study.model",
-    "study.train",
-    "study.data",
-    "study.bar",
-    "study.search_seeds",
-    "study.variants",
-    "study.max_length",
-    "study.test_size",
-    "study.diagnosis_lengths",
-    "study.seed",
-    "evaluate.batch_size",
-)
 
 
 @stage_entry
 def main():
     args = stage_paths(__doc__, "rows", "out")
     start = time.perf_counter()
-    load_params(reads=READS)  # params.yaml must be valid before a row builds on it
-    raw = yaml.safe_load(open("params.yaml").read())
+    params = load_params()
     try:
-        run_search(raw, load_rows(args.rows), args.out, reads=READS)
+        run_search(params.study, params.evaluate.batch_size, load_rows(args.rows), args.out)
     except KeyboardInterrupt:
         print(f"interrupted: the rows finished so far are in {args.out}", file=sys.stderr)
         sys.exit(130)

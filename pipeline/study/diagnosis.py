@@ -11,11 +11,11 @@ import numpy as np
 import torch
 
 from pipeline.core.batching import decoder_input, make_batch
-from pipeline.core.decoding import greedy_accuracy, greedy_cached, seed_test_draws, teacher_forced
+from pipeline.core.decoding import accuracy_by_length, decode_set, sorted_tests, teacher_forced
 from pipeline.model.attention import Sigmoid
-from pipeline.model.config import longest_source
 from pipeline.model.hooks import attention_weights, rounded_gates
 from pipeline.model.transformer import MultiHeadAttention
+from pipeline.params.model import longest_source
 from pipeline.tokens import DIGITS
 
 # What the diagnosis keeps of each trained variant (the pipeline's checkpoints keep everything).
@@ -56,15 +56,12 @@ def first_errors(pred, target):
     return {k: v / len(pred) for k, v in counts.items()}
 
 
-def accuracy_by_length(model, tests, batch_size, device):
-    """Greedy (key/value-cached) exact-sequence and digit accuracy at every length the model reads:
-    rows {length, seq_acc, digit_acc}, in the order of `tests`."""
-    rows = []
-    for n, source in tests.items():
-        if n <= longest_source(model.config):
-            seq, digit = greedy_accuracy(model, source, batch_size, device)
-            rows.append({"length": n, "seq_acc": seq, "digit_acc": digit})
-    return rows
+def length_accuracy(model, tests, batch_size, device="cpu"):
+    """Greedy (key/value-cached) exact-sequence and digit accuracy at every length of `tests`
+    ({length: sources}) the model reads: rows {length, seq_acc, digit_acc}, in the order of `tests`."""
+    readable = {n: source for n, source in tests.items() if n <= longest_source(model.config)}
+    rows, _ = accuracy_by_length(model, sorted_tests(readable), batch_size, device)
+    return [{k: row[k] for k in ("length", "seq_acc", "digit_acc")} for row in rows]
 
 
 def midpoint_rank(source, digits):
@@ -111,11 +108,8 @@ def attention_by_rank(weights, source):
 def diagnose(model, source, batch_size=1000):
     """Numbers on how one model sorts one set of equal-length sources."""
     n = source.shape[1]
-    seed_test_draws(n)
-    src = torch.as_tensor(source, dtype=torch.long)
     target = np.sort(source, axis=1)
-    pred = torch.cat([greedy_cached(model, src[i : i + batch_size]) for i in range(0, len(src), batch_size)])
-    pred = pred.numpy()
+    pred = decode_set(model, source, batch_size)["greedy"].numpy()
     batch = make_batch(source, target, np.full(len(source), n))
     forced = teacher_forced(model, batch.src, batch.tgt_in).numpy()
     right = pred == target
@@ -160,7 +154,7 @@ def diagnose(model, source, batch_size=1000):
             if (mask := repeats >= 7 if label == "7+" else repeats == int(label)).any()
         },
         "attention_mass": attention_mass(model, batch.src[:200], batch.tgt_in[:200]),
-        **hard_gate_accuracy(model, src, target, batch_size),
+        **hard_gate_accuracy(model, source, target, batch_size),
         "emitted_rank": emitted.tolist(),
         "correct_rank": correct.tolist(),
         "attended_rank": attended.astype(float).tolist(),
@@ -186,16 +180,13 @@ def attention_mass(model, src, tgt_in):
 
 
 @torch.no_grad()
-def hard_gate_accuracy(model, src, target, batch_size):
+def hard_gate_accuracy(model, source, target, batch_size):
     """Exact sequences with every sigmoid gate rounded to 0 or 1 at test time (none without gates):
     a model that counts keeps its accuracy; one that sums small graded weights loses it."""
     with rounded_gates(model) as gates:
         if not gates:
             return {}
-        seed_test_draws(src.shape[1])
-        pred = torch.cat(
-            [greedy_cached(model, src[i : i + batch_size]) for i in range(0, len(src), batch_size)]
-        )
+        pred = decode_set(model, source, batch_size)["greedy"]
     return {"hard_gate_seq_acc": float((pred.numpy() == target).all(1).mean())}
 
 

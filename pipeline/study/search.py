@@ -20,15 +20,12 @@ from pathlib import Path
 
 import yaml
 
-from pipeline.core.params import Params, parse_params
-from pipeline.core.reads import declared
-from pipeline.core.variants import variant_data, variant_recipe
 from pipeline.infra import files
 from pipeline.infra.errors import ConfigError, TrainingDiverged
-from pipeline.infra.pool import run_jobs, seed_workers
-from pipeline.infra.rules import as_dict
-from pipeline.study.confirmation import recipe_of, study_seeds
-from pipeline.study.gather import bar_standing
+from pipeline.infra.workers import run_jobs, seed_workers
+from pipeline.params.rules import as_dict
+from pipeline.params.study import StudyParams, variant_recipe, with_variant
+from pipeline.study.bar import bar_standing, recipe_of, study_seeds
 from pipeline.study.sets import study_test_sets
 from pipeline.study.variant import train_and_test
 
@@ -58,15 +55,15 @@ def load_rows(path):
 SEED_SETS = ("screen", "confirm")  # the names a row's seeds may take: study.search_seeds' fields
 
 
-def with_seeds(rows, params: Params):
+def with_seeds(rows, study: StudyParams):
     """The rows with their seeds resolved to lists; a row that would train a held-out seed (one of
     the study's variants' seeds) is refused."""
-    held = study_seeds(params)
+    held = study_seeds(study)
     resolved = []
     for row in rows:
         seeds = row.get("seeds", "screen")
         if seeds in SEED_SETS:
-            seeds = getattr(params.study.search_seeds, seeds)
+            seeds = getattr(study.search_seeds, seeds)
         elif not isinstance(seeds, list) or not all(isinstance(s, int) and s >= 0 for s in seeds):
             raise ConfigError(
                 f"row {row['name']}: seeds = {seeds!r} is invalid: expected {' or '.join(SEED_SETS)}, "
@@ -81,14 +78,11 @@ def with_seeds(rows, params: Params):
     return resolved
 
 
-def row_params(raw_params, row, reads=None):
-    """params.yaml with the row as the study's one variant, trained on the row's seeds (as a stage
-    that declares `reads` sees them, where given)."""
-    raw = json.loads(json.dumps(raw_params))
+def row_study(study: StudyParams, row):
+    """The study with the row as its one variant, trained on the row's seeds."""
     entry = json.loads(json.dumps(row["variant"]))
     entry.setdefault("train", {})["seeds"] = row["seeds"]
-    raw["study"]["variants"] = {row["name"]: entry}
-    return maybe_declared(parse_params(raw), reads)
+    return with_variant(study, row["name"], entry)
 
 
 def command(row):
@@ -191,28 +185,26 @@ def recorded_seeds(done):
     return seeds
 
 
-def maybe_declared(params, reads):
-    return params if reads is None else declared(params, reads)
-
-
-def run_search(raw_params, rows, path, workers=None, reads=None):
-    """Train and test every row not yet recorded with its recipe; save after each row. `reads`: the
-    keys the search stage declares, the only ones it may read."""
+def run_search(study: StudyParams, batch_size, rows, path, workers=None):
+    """Train and test every row not yet recorded with its recipe (each a variant of `study`, tested
+    `batch_size` rows at a time); save after each row."""
     done = {r["name"]: r for r in read_results(path)}
     trained = recorded_seeds(done)
     plan, jobs, planned = [], [], {}
-    study = maybe_declared(parse_params(raw_params), reads)
-    bar, rows = study.study.bar, with_seeds(rows, study)
+    bar, rows = study.bar, with_seeds(rows, study)
+    tests, _ = study_test_sets(
+        study.train, study.data, study.seed, study.max_length, study.test_size, study.diagnosis_lengths
+    )
     for row in rows:
-        params = row_params(raw_params, row, reads)
-        recipe, seeds = recipe_of(params, row["name"]), row["seeds"]
+        trying = row_study(study, row)
+        recipe, seeds = recipe_of(trying, row["name"]), row["seeds"]
         old = done.get(row["name"])
         if old and old["recipe"] == recipe and old["seeds"] == seeds:
             continue
-        config, train_recipe, _ = variant_recipe(params, row["name"])
-        data = variant_data(params, row["name"])
-        tests, _ = study_test_sets(params)
-        shared = (tests, params.study.seed, params.study.diagnosis_lengths, params.evaluate.batch_size)
+        config, train_recipe, data = variant_recipe(
+            trying.variants[row["name"]], trying.model, trying.train, trying.data
+        )
+        shared = (tests, study.seed, study.diagnosis_lengths, batch_size)
         where = {}
         for s in seeds:
             key = seed_key(recipe, s)

@@ -8,7 +8,6 @@ variant's results, cached by DVC, stay valid when the lesson's data or recipe ch
 import numpy as np
 
 from pipeline.core.data import draw_test_set, random_sources, row_keys, sorted_targets
-from pipeline.core.params import Params
 from pipeline.tokens import DIGITS
 
 
@@ -58,20 +57,19 @@ def make_test_sets(lengths, size, seed, train_keys):
     return sets, overlap
 
 
-def tested_lengths(params: Params):
+def tested_lengths(max_length, diagnosis_lengths):
     """Every length the study tests (1..study.max_length) and the diagnosis lengths."""
-    s = params.study
-    return sorted({*range(1, s.max_length + 1), *s.diagnosis_lengths})
+    return sorted({*range(1, max_length + 1), *diagnosis_lengths})
 
 
-def study_test_sets(params: Params):
-    """The study's test sets ({length: sources}) and their overlap with training ({length: count}).
+def study_test_sets(train, data, seed, max_length, test_size, diagnosis_lengths):
+    """The study's test sets ({length: sources}) and their overlap with training ({length: count}),
+    from its sections (study.train, study.data) and values (study.seed, study.max_length,
+    study.test_size, study.diagnosis_lengths).
 
     They leave out every training sequence of the study's own data (study.data, study.train), and
     depend on nothing of study.variants, so that every variant is tested on the same sequences; a
     variant that draws its own training rows has its overlap counted where it trains.
     """
-    s = params.study
-    size = s.train.steps * s.train.batch_size
-    train_keys = training_keys(training_set(s.data.train_lengths, size, s.seed))
-    return make_test_sets(tested_lengths(params), s.test_size, s.seed, train_keys)
+    train_keys = training_keys(training_set(data.train_lengths, train.steps * train.batch_size, seed))
+    return make_test_sets(tested_lengths(max_length, diagnosis_lengths), test_size, seed, train_keys)

@@ -16,22 +16,19 @@ import statistics
 import time
 
 import torch
+from torch import nn
 
-from pipeline.core.params import Params
-from pipeline.core.training import train_model
-from pipeline.core.variants import variant_data, variant_recipe
-from pipeline.infra import files
-from pipeline.infra.device import set_up_worker
-from pipeline.infra.errors import ConfigError
-from pipeline.infra.pool import run_jobs, seed_workers
-from pipeline.infra.rules import as_dict
-from pipeline.model.checkpoint import checkpoint_path, save_checkpoint
-from pipeline.model.config import longest_source
-from pipeline.model.handset import counting_sort_model
+from pipeline.core.batching import batch_indices
+from pipeline.core.loss import smoothed_loss
+from pipeline.core.train import save_trained, train_model
+from pipeline.infra.workers import run_jobs, seed_workers, set_up_worker
 from pipeline.model.positions import Randomized
 from pipeline.model.transformer import Transformer
-from pipeline.study.diagnosis import VARIANT_DIAGNOSIS, accuracy_by_length, diagnose, gate_biases
-from pipeline.study.sets import study_test_sets, training_set
+from pipeline.params.model import longest_source
+from pipeline.study.counting_sort import counting_sort_model
+from pipeline.study.diagnosis import VARIANT_DIAGNOSIS, diagnose, gate_biases, length_accuracy
+from pipeline.study.sets import training_set
+from pipeline.tokens import IGNORE
 
 PROGRESS_EVERY = 300  # steps between a variant's progress lines
 
@@ -43,6 +40,76 @@ def start_from_counting(config):
     return counting_sort_model(config, const=10.0, readout=5.0)
 
 
+# ------------------------------------------------------------------------------- the count hint
+# An auxiliary target trained beside the sort (task hinting, Awasthi and Gupta, 2023), pointed at
+# what the diagnosis finds the model miscounting. At each decoder position the model has just read
+# the last digit it wrote; it must write that digit again exactly while copies of it remain. The hint
+# is a linear head on the decoder's last states that regresses that number, the copies of the digit
+# just written still to come; its squared error, times the hint's weight (study.train.count_hint),
+# joins the sort's loss. A count read off linearly is one a longer input can make larger. The head
+# serves training only: the model kept is the sort's.
+
+
+def copies_to_come(tgt_in, target):
+    """(B, T): at position t, how many of target[t:] equal tgt_in[t], the digit written last
+    (0 after BOS, which is never a target); padded target positions count none."""
+    T = target.shape[1]
+    same = (target[:, None, :] == tgt_in[:, :, None]) & (target != IGNORE)[:, None, :]  # (B, t, j)
+    ahead = torch.ones(T, T, dtype=torch.bool, device=target.device).triu()  # j >= t
+    return (same & ahead).sum(-1).to(torch.float32)
+
+
+class CountHint(nn.Module):
+    """The sort's model with the hint's head beside it, trained as one: the model is registered
+    first, so that its weights lead the optimiser's buffer as they do without the hint, and the head
+    is drawn after it."""
+
+    def __init__(self, model, weight):
+        super().__init__()
+        self.model = model
+        self.head, self.weight = nn.Linear(model.config.d_model, 1), weight
+
+
+def hinted_loss(hinted: CountHint, batch, label_smoothing):
+    """The sort's smoothed loss plus weight x the mean squared error of the count, over the
+    positions the sort's loss counts."""
+    model = hinted.model
+    memory = model.encode(batch.src, batch.src_mask)
+    states = model.decode_states(batch.tgt_in, memory, batch.src_mask)  # (B, T, d_model)
+    sort = smoothed_loss(model.logits(states), batch.target, label_smoothing)
+    counted = batch.target != IGNORE
+    error = hinted.head(states)[..., 0] - copies_to_come(batch.tgt_in, batch.target)
+    return sort + hinted.weight * error[counted].square().mean()
+
+
+def train_variant(config, recipe, data, seed, device, on_step=None):
+    """One seed of a variant, trained with the study's own choices: its first weights (random, or
+    the counting sort), its batches (one length each, or mixed) and its count hint; returns the
+    sort's model and every step's loss."""
+    build = start_from_counting if recipe.init == "handset" else Transformer
+    order = None
+    if recipe.batches == "by_length":
+        rows = len(data["source"])
+        order = batch_indices(rows, recipe.batch_size, recipe.steps, seed, data["lengths"])
+    if not recipe.count_hint:
+        return train_model(config, recipe, seed, data, device, on_step, build_model=build, order=order)
+    hinted, losses = train_model(
+        config,
+        recipe,
+        seed,
+        data,
+        device,
+        on_step,
+        build_model=lambda c: CountHint(build(c), recipe.count_hint),
+        order=order,
+        loss_of=hinted_loss,
+    )
+    return hinted.model, losses
+
+
+# ------------------------------------------------------------------------------------ a variant
+
+
 def train_and_test(
     config, recipe, data_params, variant, seed, tests, data_seed, diagnosis_lengths, batch_size, models=None
 ):
@@ -51,34 +118,22 @@ def train_and_test(
     device = set_up_worker(recipe.device)
     size = recipe.steps * recipe.batch_size
     data = training_set(data_params.train_lengths, size, data_seed, data_params.repeats)
-    build = start_from_counting if recipe.init == "handset" else Transformer
 
     def on_step(step, loss, lr):
         if step % PROGRESS_EVERY == 0 or step == recipe.steps:
             print(f"study {variant} seed {seed}  step {step:5d}  loss {loss:.3f}  lr {lr:.1e}", flush=True)
 
     start = time.perf_counter()
-    model, losses = train_model(
-        config,
-        recipe,
-        seed,
-        data,
-        device,
-        on_step,
-        build_model=build,
-        batches=recipe.batches,
-        count_hint=recipe.count_hint,
-    )
+    model, losses = train_variant(config, recipe, data, seed, device, on_step)
     seconds = time.perf_counter() - start
     model.eval().cpu()
     if models is not None:
-        save_checkpoint(
-            checkpoint_path(models, seed),
+        save_trained(
+            models,
             model,
-            seed=seed,
-            steps=recipe.steps,
-            train=as_dict(recipe),
-            train_lengths=list(data_params.train_lengths),
+            seed,
+            recipe,
+            data_params.train_lengths,
             repeats=data_params.repeats,
             variant=variant,
         )
@@ -90,14 +145,12 @@ def train_and_test(
     result = {
         "seconds": seconds,
         "loss_last100_mean": statistics.fmean(losses[-100:]),
-        "accuracy": accuracy_by_length(model, tests, batch_size, "cpu"),
+        "accuracy": length_accuracy(model, tests, batch_size),
         "diagnosis": diagnosis,
         "gate_biases": gate_biases(model),
     }
     if isinstance(model.positions, Randomized):  # also as tested before, at positions 0, 1, 2, ...
-        result["accuracy_plain_positions"] = accuracy_by_length(
-            at_plain_positions(model), tests, batch_size, "cpu"
-        )
+        result["accuracy_plain_positions"] = length_accuracy(at_plain_positions(model), tests, batch_size)
     return result
 
 
@@ -115,37 +168,33 @@ def with_seeds(rows_by_seed):
     return [{"seed": seed, **row} for seed, rows in rows_by_seed.items() for row in rows]
 
 
-def variant_description(params: Params, variant):
-    """What a variant's record says it trained with, checked when the study gathers it."""
-    config, recipe, lengths = variant_recipe(params, variant)
+def description(config, recipe, data):
+    """What a variant's record says it trained with (`variant_recipe`'s three parts), checked when
+    the study gathers it."""
     return {
         "positions": config.positions,
         "attention": config.attention,
-        "train_lengths": list(lengths),
+        "train_lengths": list(data.train_lengths),
         "steps": recipe.steps,
         "seeds": list(recipe.seeds),
     }
 
 
-def run_variant(params: Params, variant, models_dir, workers=None):
+def run_variant(
+    variant, config, recipe, data, tests, data_seed, diagnosis_lengths, batch_size, models_dir, workers=None
+):
     """The variant's record (its recipe; its accuracy, one row a seed and length; per seed its
     diagnosis) and each seed's training time, kept apart so that the record is the same bytes on
-    every run. Every seed's checkpoint goes to `models_dir`, all of them or none (written aside,
-    then moved)."""
-    if variant not in params.study.variants:
-        raise ConfigError(f"variant {variant} is not in study.variants ({', '.join(params.study.variants)})")
-    config, recipe, _ = variant_recipe(params, variant)
-    s = params.study
-    tests, _ = study_test_sets(params)
+    every run. Every seed trains and is tested in a worker of its own; its checkpoint goes to
+    `models_dir` (the stage writes the folder aside and moves it into place)."""
     seeds = list(recipe.seeds)
-    with files.staged(models_dir) as (staging,):
-        shared = (tests, s.seed, s.diagnosis_lengths, params.evaluate.batch_size, staging)
-        jobs = [(config, recipe, variant_data(params, variant), variant, seed, *shared) for seed in seeds]
-        done = run_jobs(train_and_test, jobs, workers or seed_workers(jobs))
+    shared = (tests, data_seed, diagnosis_lengths, batch_size, models_dir)
+    jobs = [(config, recipe, data, variant, seed, *shared) for seed in seeds]
+    done = run_jobs(train_and_test, jobs, workers or seed_workers(jobs))
     results = dict(zip(seeds, done, strict=True))
     record = {
         "variant": variant,
-        **variant_description(params, variant),
+        **description(config, recipe, data),
         "loss_last100_mean": {str(s): r["loss_last100_mean"] for s, r in results.items()},
         "accuracy": with_seeds({s: r["accuracy"] for s, r in results.items()}),
         "diagnosis": {str(s): r["diagnosis"] for s, r in results.items()},

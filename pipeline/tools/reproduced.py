@@ -13,8 +13,9 @@ import json
 import subprocess
 import sys
 
-from pipeline.infra.errors import DataError, stage_entry
-from pipeline.probes.numerics_record import differing, mode_entries, read_record
+from pipeline.infra.entry import stage_entry
+from pipeline.infra.errors import DataError
+from pipeline.numerics.record import differing, mode_entries, read_record
 from pipeline.tools.verdict import judge, read_deviations, read_statuses, summary
 
 NUMERICS = "metrics/numerics.json"

@@ -10,9 +10,10 @@ import argparse
 import torch
 
 from pipeline.core.decoding import greedy
-from pipeline.infra.errors import PipelineError, stage_entry
+from pipeline.infra.entry import stage_entry
+from pipeline.infra.errors import PipelineError
 from pipeline.model.checkpoint import load_checkpoint
-from pipeline.model.config import longest_source
+from pipeline.params.model import longest_source
 from pipeline.tokens import DIGITS
 
 ASCII_DIGITS = "0123456789"[:DIGITS]
@@ -43,7 +44,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     path = args.checkpoint
     if path is None:
-        from pipeline.core.params import load_params
+        from pipeline.params.load import load_params
 
         path = f"models/seed_{load_params().train.seeds[0]}.pt"
     model, record = load_checkpoint(path)

@@ -2,10 +2,14 @@
 
 Each stage's `deps:` in dvc.yaml is one flow list: its data and results first (written by hand),
 then every project module its `python -m` command executes, directly or through other modules, so
-that editing any of them reruns the stage and no other change does. Its `params:` are the keys its
-module's READS declare, the only ones the stage can read (pipeline/core/reads.py). `python -m
-pipeline.tools.stage_deps --write` rewrites both from the code; without `--write` it says whether
-either is out of date (exit status 1). tests/test_stage_deps.py checks it too.
+that editing any of them reruns the stage and no other change does. Its `params:` are what the
+stage's module reads of params.yaml, by one rule: every `params.<section>` or
+`params.<section>.<key>` it writes out (`params.study.variants[name]`, indexed by a name: a foreach
+stage's own entry, `study.variants.${key}`), a whole section where it names one. The stage hands the
+library only those values, so nothing else can reach it; a module that hands `params` itself to a
+function reads everything, and is refused. `python -m pipeline.tools.stage_deps --write` rewrites
+both from the code; without `--write` it says whether either is out of date (exit status 1).
+tests/test_stage_deps.py checks it too.
 """
 
 import argparse
@@ -124,12 +128,41 @@ def code_deps(module):
     return [own, *sorted(import_closure(module) - {own})]
 
 
-def declared_reads(module):
-    """The params.yaml keys the stage's module declares it reads (its READS; none where absent)."""
-    for node in ast.parse(module_file(run_module(module)).read_text()).body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "READS" for t in node.targets):
-            return [f'"{key}"' if "${" in key else key for key in ast.literal_eval(node.value)]
-    return []
+OWN_ENTRY = "${key}"  # a foreach stage's own entry, as dvc.yaml names it (study.variants.${key})
+
+
+def chain(node):
+    """`params.a.b` (an Attribute chain rooted at the name `params`) as ["a", "b"], else None."""
+    names = []
+    while isinstance(node, ast.Attribute):
+        names.append(node.attr)
+        node = node.value
+    return names[::-1] if isinstance(node, ast.Name) and node.id == "params" and names else None
+
+
+def stage_reads(module):
+    """The params.yaml keys a stage's module reads, in the order it first names them: every maximal
+    `params.x.y` it writes out (one indexed by a name is a foreach stage's own entry), a key dropped where
+    its section is read whole. A bare `params` handed on reads everything: an error to fix."""
+    tree = ast.parse(module_file(run_module(module)).read_text())
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == "params" and isinstance(node.ctx, ast.Load):
+            if not isinstance(parents.get(node), ast.Attribute):
+                raise ValueError(
+                    f"{module} hands all of params on (line {node.lineno}): pass its sections or values"
+                )
+        names = chain(node)
+        if names is None or isinstance(parents.get(node), ast.Attribute):
+            continue  # not a chain, or not the longest one
+        parent = parents.get(node)
+        if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.slice, ast.Name):
+            names = [*names, OWN_ENTRY]  # indexed by a name (the stage's own): not the whole mapping
+        found.append((node.lineno, node.col_offset, ".".join(names)))
+    keys = list(dict.fromkeys(key for *_, key in sorted(found)))
+    whole = [k for k in keys if not any(k.startswith(f"{other}.") for other in keys if other != k)]
+    return [f'"{key}"' if "${" in key else key for key in whole]
 
 
 def flow_list(indent, items, key="deps"):
@@ -159,16 +192,16 @@ def rewritten(text):
 
 
 def with_params(text, modules):
-    """dvc.yaml with every stage's params: its module's READS. A stage whose module reads params.yaml
-    and has no params: line, or has one and declares no READS, is an error to fix by hand."""
+    """dvc.yaml with every stage's params: what its module reads. A stage whose module reads
+    params.yaml and has no params: line, or has one and reads nothing, is an error to fix by hand."""
     starts = [(m["name"], m.start()) for m in STAGE.finditer(text)] + [(None, len(text))]
     out, last = [], 0
     for (name, start), (_, end) in itertools.pairwise(starts):
-        reads, match = declared_reads(modules[name]), PARAMS.search(text, start, end)
+        reads, match = stage_reads(modules[name]), PARAMS.search(text, start, end)
         if bool(reads) != bool(match):
             raise ValueError(
                 f"dvc.yaml: stage {name} has {'no ' if reads else ''}params: but its module "
-                f"declares {'' if reads else 'no '}READS"
+                f"reads {'' if reads else 'no '}parameters"
             )
         if match:
             out += [text[last : match.start()], flow_list(match["indent"], reads, "params")]
@@ -185,7 +218,7 @@ def main():
     new = rewritten(text)
     if args.write:
         path.write_text(new)
-        print("dvc.yaml: code deps and params rewritten from each stage's imports and READS")
+        print("dvc.yaml: code deps and params rewritten from each stage's imports and reads")
     elif new != text:
         print(
             "dvc.yaml's code deps or params are out of date: run python -m pipeline.tools.stage_deps --write"

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import yaml
 
-from pipeline.infra.errors import DataError, stage_entry
+from pipeline.infra.entry import stage_entry
+from pipeline.infra.errors import DataError
 
 CLAIMS_PATH = Path("reports/claims.csv")
 DEVIATIONS_PATH = Path(__file__).parents[1] / "report/known_deviations.yaml"

@@ -1,5 +1,6 @@
 """Every seed trained at once in one-thread processes, as train_all does, against one seed alone."""
 
+import dataclasses
 import math
 import multiprocessing
 import os
@@ -9,28 +10,26 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pandas as pd
 
-from pipeline.core.params import Params
-from pipeline.core.training import train_model
-from pipeline.infra.device import set_up_worker
-from pipeline.infra.pool import seed_workers
+from pipeline.core.data import synthetic_rows
+from pipeline.core.train import train_model
+from pipeline.infra.workers import seed_workers, set_up_worker
 from pipeline.tools.benchmark.timing import round_robin, spread
-from pipeline.tools.benchmark.workload import training_rows, with_steps
 
 
-def train_seed_timed(params: Params, seed, data):
+def train_seed_timed(config, train, seed, data):
     """(wall seconds, CPU seconds) of one seed's training in this worker process."""
     set_up_worker("cpu")  # as train_one_seed
     start, cpu = time.perf_counter(), time.process_time()
-    train_model(params.model, params.train, seed, data)
+    train_model(config, train, seed, data)
     return time.perf_counter() - start, time.process_time() - cpu
 
 
-def warm_up_worker(barrier, params: Params, data):
+def warm_up_worker(barrier, config, train, data):
     barrier.wait()  # every worker holds one of these at once, so each one warms up
-    return train_seed_timed(with_steps(params, 5), 0, data)
+    return train_seed_timed(config, dataclasses.replace(train, steps=5), 0, data)
 
 
-def time_seeds(params: Params, seeds, workers, data):
+def time_seeds(config, train, seeds, workers, data):
     """Wall seconds to train `seeds` in `workers` spawned processes, one thread each, timed once
     every worker is up and has run a few steps (the training, not the start-up); the share of a core
     each seed's process got (CPU over wall seconds: below 1 when other work competes); and the mean
@@ -38,9 +37,11 @@ def time_seeds(params: Params, seeds, workers, data):
     context = multiprocessing.get_context("spawn")
     with context.Manager() as manager, ProcessPoolExecutor(workers, mp_context=context) as pool:
         barrier = manager.Barrier(workers)
-        list(pool.map(warm_up_worker, [barrier] * workers, [params] * workers, [data] * workers))
+        every = [config] * workers, [train] * workers, [data] * workers
+        list(pool.map(warm_up_worker, [barrier] * workers, *every))
         start = time.perf_counter()
-        per_seed = list(pool.map(train_seed_timed, [params] * len(seeds), seeds, [data] * len(seeds)))
+        n = len(seeds)
+        per_seed = list(pool.map(train_seed_timed, [config] * n, [train] * n, seeds, [data] * n))
         wall = time.perf_counter() - start
     cpu = [c for _, c in per_seed]
     return {
@@ -50,10 +51,10 @@ def time_seeds(params: Params, seeds, workers, data):
     }
 
 
-def setups(params: Params):
+def setups(seeds):
     """{name: (seeds, processes)}: one seed, train_all's processes, and one process per seed where
     there are fewer cores than seeds."""
-    seeds = tuple(params.train.seeds)
+    seeds = tuple(seeds)
     workers = seed_workers(seeds)  # as train_all: one process per seed, up to twice the cores
     found = {"one seed": (seeds[:1], 1), "train_all": (seeds, workers)}
     if workers < len(seeds):
@@ -61,14 +62,14 @@ def setups(params: Params):
     return found
 
 
-def time_setups(params: Params, steps, rounds):
+def time_setups(config, train, length, steps, rounds):
     """{setup: {measure: median over rounds}} and {setup: wall seconds of every round}, the setups
     taken in turn so that a passing load elsewhere hits every one."""
-    short, data = with_steps(params, steps), training_rows(params, steps)
-    runs = {name: [] for name in setups(params)}
+    short, data = dataclasses.replace(train, steps=steps), synthetic_rows(steps * train.batch_size, length)
+    runs = {name: [] for name in setups(train.seeds)}
     for name in round_robin(runs, rounds):
-        which, processes = setups(params)[name]
-        runs[name].append(time_seeds(short, which, processes, data))
+        which, processes = setups(train.seeds)[name]
+        runs[name].append(time_seeds(config, short, which, processes, data))
     medians = {
         name: {k: statistics.median(r[k] for r in results) for k in results[0]}
         for name, results in runs.items()
@@ -109,11 +110,11 @@ def table_of(medians, walls, layout):
     return pd.DataFrame(rows)
 
 
-def measure(params: Params, quick):
-    """(metrics, table) of training every seed at once against one."""
+def measure(config, train, length, quick):
+    """(metrics, table) of training every seed of `train` at once against one."""
     steps = 30 if quick else 200
-    medians, walls = time_setups(params, steps, 1 if quick else 2)
-    layout = setups(params)
+    medians, walls = time_setups(config, train, length, steps, 1 if quick else 2)
+    layout = setups(train.seeds)
     m = {"seeds_steps": steps, **ratios(medians, layout)}
     print(
         f"seeds: one {m['seeds_one_s']:.2f} s, {len(layout['train_all'][0])} in {m['seeds_workers']} "

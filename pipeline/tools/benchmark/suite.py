@@ -1,18 +1,10 @@
-"""Every measure, in one run, and whether each target is met."""
+"""Every measure of the speed report, in one run, whether each target is met, and where the results
+go: metrics/benchmark.json (flat keys) and one CSV per table beside it (metrics/benchmark/)."""
 
 import torch
 
-from pipeline.core.params import load_params
-from pipeline.infra import numerics
-from pipeline.tools.benchmark import (
-    cached_decoding,
-    flops,
-    machine,
-    seeds,
-    study_batches,
-    throughput,
-    train_step,
-)
+from pipeline.infra.outputs import csv_text, write_outputs
+from pipeline.tools.benchmark import decoding, seeds, step, timing
 
 # Printed and recorded, never asserted: timings on a shared machine are not a test.
 TARGETS = {
@@ -36,33 +28,40 @@ def targets_met(m):
     }
 
 
-def run(quick=False):
-    """Every measure; returns (flat metrics, {table name: DataFrame}). `quick`: a smoke run of few
-    steps, rounds and rows, whose numbers mean little."""
+def run(config, train, length, evaluate, study, quick=False):
+    """Every measure of the lesson's model (`config` trained by `train` on rows of `length`, decoded
+    as `evaluate` says) and of `study`'s variants; returns (flat metrics, {table name: DataFrame}).
+    `quick`: a smoke run of few steps, rounds and rows, whose numbers mean little."""
     torch.set_num_threads(1)  # as the train and evaluate stages run
-    load_before = machine.check_load_at_start()
-    print(f"numerics mode {numerics.mode()}: every measure below computes in it", flush=True)
-    params = load_params()
+    load_before = timing.check_load_at_start()
+    print(f"numerics mode {timing.pin.mode()}: every measure below computes in it", flush=True)
     m, tables = {}, {}
     # 1. the training step, ours against nn.Transformer of the same shape
-    step_metrics, tables["train_step"] = train_step.measure(params, quick)
+    step_metrics, tables["train_step"] = step.measure(config, train, length, quick)
     m.update(step_metrics)
     # 2. FLOPs of one step against the matmul peak
-    m.update(flops.measure(params, quick, step_seconds=m["train_step_ms_ours"] / 1e3))
+    m.update(step.measure_flops(config, train, length, quick, step_seconds=m["train_step_ms_ours"] / 1e3))
     # 3. greedy decoding with and without the cache
-    decode_metrics, tables["decoding"] = cached_decoding.measure(quick)
+    decode_metrics, tables["decoding"] = decoding.measure_cached(quick)
     m.update(decode_metrics)
     # 4. evaluation throughput
-    throughput_metrics, tables["throughput"] = throughput.measure(params, quick)
+    throughput_metrics, tables["throughput"] = decoding.measure_throughput(evaluate, quick)
     m.update(throughput_metrics)
     # 5. every seed at once against one
-    seed_metrics, tables["seeds"] = seeds.measure(params, quick)
+    seed_metrics, tables["seeds"] = seeds.measure(config, train, length, quick)
     m.update(seed_metrics)
     # 6. the study's training with one-length batches against padded mixed batches
-    batch_metrics, tables["study_batches"] = study_batches.measure(params, quick)
+    batch_metrics, tables["study_batches"] = step.measure_study_batches(study, quick)
     m.update(batch_metrics)
     m.update(targets_met(m))
     for name, met in targets_met(m).items():
         print(f"{name.removeprefix('target_').removesuffix('_met')}: {'met' if met else 'MISSED'}")
-    m.update(machine.describe(load_before, quick))
+    m.update(timing.describe(load_before, quick))
     return m, tables
+
+
+def write_results(metrics, tables, headline_path):
+    """The tables (3 decimals: timings) in the detail folder, then the JSON: the JSON appearing means
+    the run is complete."""
+    texts = {f"{name}.csv": csv_text(table, float_format="%.3f") for name, table in tables.items()}
+    write_outputs(headline_path, metrics, others=texts)

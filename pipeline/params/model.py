@@ -1,0 +1,153 @@
+"""The model's section of params.yaml: ModelConfig, each field with the rule that checks it, and the
+registry of the options it names (positions, attention).
+
+Each registry lists the names params.yaml accepts, with the facts about each that the parameter rules
+need, and no torch: the stages that only read results (data, report) parse their parameters without
+loading it. The model's own classes fill it as they are defined (`@POSITIONS.implements("bos")` in
+pipeline/model/positions.py), so a name is written once here and once on the class that builds it;
+a class for an unknown name, or a second class for a name, fails at import.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from pipeline.infra.errors import ConfigError
+from pipeline.params.rules import ANY_FLOAT, POSITIVE_INT, float_in, one_of, per_kind, section
+
+KINDS = ("encoder", "decoder", "cross")  # encoder self-attention, decoder self-attention, cross
+
+
+class Options(Mapping):
+    """One option's registry: its names in order, each name's facts (`facts[name]`), and, once the
+    model's modules have loaded, the class that builds it (`registry[name]`)."""
+
+    def __init__(self, key, facts):
+        self.key, self.facts, self._classes = key, dict(facts), {}
+
+    def implements(self, name):
+        """Class decorator: the class builds option `name`."""
+
+        def fill(cls):
+            if name not in self.facts:
+                raise ValueError(f"{cls.__name__} implements {self.key} = {name}, which is not registered")
+            if name in self._classes:
+                raise ValueError(
+                    f"{self.key} = {name} has two classes: {self._classes[name].__name__}, {cls.__name__}"
+                )
+            self._classes[name] = cls
+            return cls
+
+        return fill
+
+    def __getitem__(self, name):
+        if name not in self._classes:
+            raise KeyError(f"{self.key} = {name}: no class builds it (pipeline.model not loaded?)")
+        return self._classes[name]
+
+    def __contains__(self, name):
+        return name in self.facts
+
+    def __iter__(self):
+        return iter(self.facts)
+
+    def __len__(self):
+        return len(self.facts)
+
+
+@dataclass(frozen=True)
+class PositionRules:
+    sinusoids: bool = False  # reads the sinusoid table: d_model must be even
+    draws_positions: bool = False  # draws positions from [0, max_len): max_len must exceed training lengths
+    source_rows: int = 0  # rows it adds to the source (BOS)
+
+
+@dataclass(frozen=True)
+class AttentionRules:
+    gated: bool = False  # a learned bias per head, started at model.sigmoid_bias
+
+
+POSITIONS = Options(  # model.positions (pipeline/model/positions.py)
+    "model.positions",
+    {
+        "sinusoidal": PositionRules(sinusoids=True),
+        "none_encoder": PositionRules(sinusoids=True),
+        "learned": PositionRules(),
+        "randomized": PositionRules(sinusoids=True, draws_positions=True),
+        "alibi": PositionRules(),
+        "bos": PositionRules(source_rows=1),
+        "offset": PositionRules(sinusoids=True, draws_positions=True),
+        "bos_offset": PositionRules(sinusoids=True, draws_positions=True, source_rows=1),
+    },
+)
+ATTENTION = Options(  # model.attention's weightings (pipeline/model/attention.py)
+    "model.attention",
+    {
+        "softmax": AttentionRules(),
+        "log_length": AttentionRules(),
+        "sigmoid": AttentionRules(gated=True),
+        "sigmoid_log": AttentionRules(gated=True),
+        "sigmoid_st": AttentionRules(gated=True),
+        "split": AttentionRules(gated=True),
+        "none": AttentionRules(),
+    },
+)
+
+
+def attention_kinds(attention):
+    """`softmax` -> (softmax, softmax, softmax); `softmax/sigmoid/sigmoid` -> one name per kind."""
+    names = tuple(attention.split("/"))
+    return names * len(KINDS) if len(names) == 1 else names
+
+
+def uses_sigmoid_bias(attention):
+    """Whether model.sigmoid_bias matters: some attention of `attention` has a learned gate."""
+    return any(ATTENTION.facts[name].gated for name in attention_kinds(attention))
+
+
+@section
+class ModelConfig:
+    """The encoder-decoder of lesson 10 (paper section 3) and the length study's schemes."""
+
+    d_model: POSITIVE_INT
+    heads: POSITIVE_INT
+    layers: POSITIVE_INT  # encoder and decoder layers each
+    d_ff: POSITIVE_INT
+    dropout: float_in(0.0, 1.0)
+    norm: one_of("post", "pre")
+    positions: one_of(*POSITIONS)
+    attention: per_kind(tuple(ATTENTION), KINDS)  # one name, or one per kind
+    sigmoid_bias: ANY_FLOAT  # sigmoid attention's learned b_h at the start
+    max_len: POSITIVE_INT
+
+
+def longest_source(config):
+    """The longest source the model reads: max_len, less the rows a positions scheme adds (BOS)."""
+    return config.max_len - POSITIONS.facts[config.positions].source_rows
+
+
+def check_heads(key, sizes):
+    """d_k = d_model / heads must be a whole number (`sizes` has d_model and heads)."""
+    if sizes.d_model % sizes.heads:
+        raise ConfigError(
+            f"{key}.d_model = {sizes.d_model} is not divisible by {key}.heads = {sizes.heads}: "
+            "each head needs d_k = d_model / heads"
+        )
+
+
+def check_config(key, config, train_lengths=()):
+    """Rules between fields: d_k = d_model / heads, sinusoids in (sin, cos) pairs, positions drawn
+    (randomized, offset) from a range [0, max_len) larger than the longest training sequence."""
+    check_heads(key, config)
+    if attention_kinds(config.attention)[KINDS.index("cross")] == "none":
+        raise ConfigError(
+            f"{key}.attention = {config.attention}: cross-attention 'none' leaves the decoder blind to the "
+            "input; 'none' is for the encoder's or the decoder's self-attention (none/sigmoid/sigmoid)"
+        )
+    scheme = POSITIONS.facts[config.positions]
+    if scheme.sinusoids and config.d_model % 2:
+        raise ConfigError(f"{key}.d_model = {config.d_model} must be even for {config.positions} positions")
+    if scheme.draws_positions and train_lengths and max(train_lengths) >= config.max_len:
+        raise ConfigError(
+            f"{key}.positions = {config.positions} draws positions from [0, max_len) = "
+            f"[0, {config.max_len}): max_len must exceed the longest training length, {max(train_lengths)}"
+        )

@@ -1,0 +1,213 @@
+"""The length study's sections of params.yaml (study.*), what each of its variants trains with (the
+study's model, recipe and data with the variant's positions, attention and own values laid over
+them), and the rules those values must keep."""
+
+import dataclasses
+from typing import Annotated
+
+import pydantic
+
+from pipeline.infra.errors import ConfigError
+from pipeline.params.model import (
+    ATTENTION,
+    KINDS,
+    POSITIONS,
+    ModelConfig,
+    check_config,
+    check_heads,
+    longest_source,
+)
+from pipeline.params.rules import (
+    NATURAL,
+    POSITIVE_INT,
+    as_dict,
+    float_in,
+    list_of,
+    mapping_of,
+    one_of,
+    overrides,
+    parse,
+    per_kind,
+    section,
+)
+from pipeline.params.sections import LENGTHS, SEEDS, RecipeParams
+from pipeline.tokens import DIGITS
+
+VARIANT_OWN = ("positions", "attention")  # what each study variant names for itself
+
+# Every study variant's model but its positions and attention, which each variant names: the model's
+# own fields with the model's own rules (pipeline/params/model.py), so the two cannot drift apart.
+StudyModelParams = dataclasses.make_dataclass(
+    "StudyModelParams",
+    [(f.name, f.type) for f in dataclasses.fields(ModelConfig) if f.name not in VARIANT_OWN],
+    frozen=True,
+)
+StudyModelParams.__module__ = __name__  # picklable: parameters travel to the seeds' worker processes
+StudyModelParams = section(StudyModelParams)
+
+
+@section
+class StudyTrainParams(RecipeParams):
+    """Every study variant's recipe: the lesson's optimiser and schedule, trained longer."""
+
+    # by_length: each batch one length, no padding (1.20-1.27x a step); mixed: padded to the longest
+    batches: one_of("by_length", "mixed")
+    # random: the paper's initialisation; handset: the counting sort set by hand (study/counting_sort.py)
+    init: one_of("random", "handset")
+    # the count hint's weight (pipeline/study/variant.py, CountHint): 0 trains the sort alone
+    count_hint: float_in(0.0, float("inf"))
+
+
+@section
+class StudyDataParams:
+    """How every variant's training rows are drawn."""
+
+    train_lengths: LENGTHS
+    # the share of rows drawn from k distinct digits (k uniform in 1..min(length, 10)), so that
+    # training holds as many copies of one digit as longer inputs do; 0: every digit uniform
+    repeats: float_in(0.0, 1.0)
+
+
+@section
+class BarParams:
+    """What it takes to sort any length: `accuracy` exact sequences at every length in `lengths`
+    (first to last), mean over at least `min_seeds` seeds, and no seed below `seed_floor`."""
+
+    accuracy: float_in(0.0, 1.0, high_open=False)
+    lengths: list_of(POSITIVE_INT, length=2)
+    seed_floor: float_in(0.0, 1.0, high_open=False)
+    min_seeds: POSITIVE_INT
+
+
+@section
+class Variant:
+    """One variant of the length study: its positions and attention, and the study.model,
+    study.train and study.data values it changes for itself alone (none where absent)."""
+
+    positions: one_of(*POSITIONS)
+    attention: per_kind(tuple(ATTENTION), KINDS)
+    model: overrides(StudyModelParams)
+    train: overrides(StudyTrainParams)
+    data: overrides(StudyDataParams)
+
+
+def with_overrides_named(entries):
+    """A variant's model, train and data may be left out: none of its own values."""
+    if not isinstance(entries, dict):
+        return entries
+    return {
+        str(k): {"model": None, "train": None, "data": None, **v} if isinstance(v, dict) else v
+        for k, v in entries.items()
+    }
+
+
+VARIANTS = Annotated[
+    mapping_of(Variant, "a mapping of variant names to entries"),
+    pydantic.BeforeValidator(with_overrides_named),
+]
+
+
+@section
+class SearchSeeds:
+    """The search's own seeds (pipeline/study/search.yaml), each set with one job: `screen` gives a
+    row its first look, `confirm` retrains the rows near the bar and chooses the best of them. The
+    study's own seeds (study.train.seeds and any a variant names) are held out from both: the
+    search never trains them, so the study's verdict is on seeds nobody chose a recipe by."""
+
+    screen: SEEDS
+    confirm: SEEDS
+
+
+@section
+class StudyParams:
+    """The length study: which positional schemes and attention sort lengths never trained on. It
+    owns its recipe (model, train, data), so an experiment on the lesson's model retrains none of
+    its variants."""
+
+    # name: Variant, each its own stage variant@<name>
+    variants: VARIANTS
+    model: StudyModelParams
+    train: StudyTrainParams
+    data: StudyDataParams
+    bar: BarParams
+    search_seeds: SearchSeeds
+    max_length: POSITIVE_INT  # test every length 1..max_length a model's max_len allows
+    test_size: POSITIVE_INT  # sequences per length (all of them where fewer exist)
+    diagnosis_lengths: LENGTHS
+    seed: NATURAL
+
+
+# ------------------------------------------------------------------------------- the variants
+
+
+def variant_recipe(variant: Variant, model: StudyModelParams, train: StudyTrainParams, data: StudyDataParams):
+    """What a variant trains with: (its model's config, its recipe, how its rows are drawn): the
+    study's own model, recipe and data with the variant's positions, attention and own values."""
+    config = ModelConfig(
+        **{**as_dict(model), **variant.model, "positions": variant.positions, "attention": variant.attention}
+    )
+    return config, dataclasses.replace(train, **variant.train), dataclasses.replace(data, **variant.data)
+
+
+def with_variant(study: StudyParams, name, entry):
+    """The study with `entry` (a variant as params.yaml writes it) as its one variant, `name`, checked
+    by the study's rules: how the search trains each of its rows."""
+    variants = parse(VARIANTS, {name: entry}, "study.variants")
+    trying = dataclasses.replace(study, variants=variants)
+    check_study(trying)
+    return trying
+
+
+# The hand-set counting sort's shape (pipeline/study/counting_sort.py builds it), here so that checking
+# train.init = handset does not load the construction: editing it reruns only the stages that build it.
+HANDSET_SHAPE = {"d_model": 32, "heads": 4, "positions": "bos", "norm": "post"}
+
+
+def check_handset_fits(config, key="init"):
+    """The construction needs the sums model at the lesson's width: refuse anything else up front."""
+    wrong = {k: v for k, v in HANDSET_SHAPE.items() if getattr(config, k) != v}
+    if wrong or config.d_ff < 2 * DIGITS or config.attention.split("/")[1:] != ["sigmoid", "sigmoid"]:
+        raise ConfigError(
+            f"{key} = handset needs d_model 32, 4 heads, d_ff >= 20, post-norm, positions bos and sigmoid "
+            f"attention in the decoder (softmax, sigmoid or none in the encoder); this variant has "
+            f"d_model {config.d_model}, {config.heads} heads, d_ff {config.d_ff}, {config.norm}-norm, "
+            f"positions {config.positions}, attention {config.attention}"
+        )
+
+
+def check_seed_sets(seeds):
+    shared = sorted(set(seeds.screen) & set(seeds.confirm))
+    if shared:
+        raise ConfigError(
+            f"study.search_seeds: seed {shared[0]} is in both screen and confirm: a confirmation needs "
+            "seeds the screen did not choose by"
+        )
+
+
+def check_study(study: StudyParams):
+    """The study's rules across values: its model's heads, the bar's lengths in order, the search's
+    seed sets apart, each variant's model fits its lengths and its recipe its batches."""
+    check_heads("study.model", study.model)
+    low, high = study.bar.lengths
+    if low > high:
+        raise ConfigError(
+            f"study.bar.lengths = {[low, high]} is invalid: expected [first, last] with first <= last"
+        )
+    check_seed_sets(study.search_seeds)
+    for name, variant in study.variants.items():
+        config, recipe, data = variant_recipe(variant, study.model, study.train, study.data)
+        key, lengths = f"study.variants.{name}", data.train_lengths
+        check_config(key, config, lengths)
+        if max(lengths) > longest_source(config):
+            raise ConfigError(
+                f"{key} trains on length {max(lengths)}, beyond its max_len = {config.max_len}"
+                + (" less the BOS that opens the source" if longest_source(config) < config.max_len else "")
+            )
+        if recipe.init == "handset":
+            check_handset_fits(config, f"{key}: train.init")
+        if recipe.batches == "by_length" and recipe.steps < len(lengths):
+            raise ConfigError(
+                f"{key}: train.steps = {recipe.steps} is too few for train.batches = by_length: each of "
+                f"the {len(lengths)} training lengths needs a batch of its own (steps >= {len(lengths)}), "
+                "or use mixed"
+            )

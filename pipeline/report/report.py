@@ -1,0 +1,128 @@
+"""The report stage's work: every stage's saved results read back, the claims judged, every figure
+drawn, and the pages written: reports/README.md, reports/README.es.md, reports/APPENDIX.md,
+reports/APPENDIX.es.md, reports/claims.csv and reports/figures/*.png, from saved metrics only."""
+
+import platform
+from importlib.metadata import version  # numpy and dvc are requirements: always installed
+from pathlib import Path
+
+from pipeline.infra import files
+from pipeline.infra.outputs import read_table, stage_outputs
+from pipeline.report import figures, study_figures
+from pipeline.report.claims import claims_csv, counts, evaluate, load_claims
+from pipeline.report.context import report_context
+from pipeline.report.inputs import ReportParams, loss_table, read_json, read_losses
+from pipeline.report.pages import render
+from pipeline.report.quantities import quantities
+from pipeline.study.bar import confirmation
+
+SUMMARIES = ("architecture", "probe")  # metrics/<name>/summary.json
+TABLES = (
+    "architecture/by_heads",
+    "evaluate/accuracy",
+    "evaluate/by_seed",
+    "evaluate/reference",
+    "norm/by_seed",
+    "data/by_length",
+    "probe/layernorm_cell",
+    "probe/paths",
+    "probe/residual_table",
+    "study/per_seed",
+    "study/bar",
+)
+
+
+def read_metrics(saved, seeds):
+    """Every stage's detail, and the other files the report reads, by name: the tidy tables under
+    m["tables"] (the training logs as train/losses), the rest by stage."""
+    m = {name: read_json(saved / name / "summary.json") for name in SUMMARIES}
+    m["losses"] = read_losses(saved / "train", seeds)
+    m["tables"] = {name: read_table(saved / f"{name}.csv") for name in TABLES} | {
+        "train/losses": loss_table(m["losses"], seeds)
+    }
+    m["train"], m["evaluate"] = (
+        read_json(saved / f"{name}.json") for name in ("train", "evaluate")
+    )  # headlines
+    m["benchmark"] = read_json(saved / "benchmark.json")  # the frozen benchmark stage's
+    m["search"] = read_json(saved / "search.json")  # the frozen search stage's
+    m["example"] = read_json(saved / "evaluate/example.json")
+    m["study_meta"] = read_json(saved / "study/meta.json")
+    m["diagnosis"] = read_json(saved / "study/diagnosis.json")
+    m["numerics"] = read_json(saved / "numerics.json")
+    return m
+
+
+def write_report(params: ReportParams, metrics_dir, reports_dir):
+    """Judge every claim, draw every figure (written aside, then moved into place), write every page
+    and the headline metrics/report.json; returns (the judged claims, their tally, the pages)."""
+    metrics_dir, reports_dir = Path(metrics_dir), Path(reports_dir)
+    m = read_metrics(metrics_dir, params.train.seeds)
+    claims = evaluate(load_claims(), quantities(params, m, m["benchmark"]), params)
+    tally = counts(claims)
+    shown = ("falsifiable", "measured_pass", "measured_undecided", "fail", "lesson_errors")  # the headline's
+    with stage_outputs(metrics_dir / "report.json", reports_dir / "figures", detail=False) as out:
+        draw_figures(params, m, claims, m["losses"], out.folders[0], metrics_dir)
+        files.write_text(reports_dir / "claims.csv", claims_csv(claims))
+        pages = render(report_context(params, m, claims, environment(m["numerics"])))
+        for page, text in pages.items():
+            files.write_text(reports_dir / page, text)
+        out.headline = {f"claims_{k}": tally[k] for k in shown}
+    return claims, tally, pages
+
+
+def environment(numerics):
+    """Versions, the numerics of the results (the numerics stage's record, not the machine rendering
+    the report); nothing of the moment (times, dates, host), which would change bytes (words.yaml says, per
+    language, which machines give each mode's bytes)."""
+    mode = numerics["in_use"]
+    used = numerics["modes"][mode]
+    return {
+        "versions": f"python {'.'.join(platform.python_version_tuple()[:2])}, torch {numerics['torch']}, "
+        f"numpy {version('numpy')}, dvc {version('dvc')}",
+        "mode": mode,
+        "settings": ", ".join(f"{k}={v}" for k, v in used["settings"].items()),
+        "capability": used["capability"],
+        "fingerprint": used["fingerprint"],
+        "cpu": numerics["cpu"],
+    }
+
+
+def lesson_values(prefix, suffix):
+    """{number: the lesson's value} of the claims `<prefix><number><suffix>` (claims.yaml)."""
+    found = [e for e in load_claims() if e["id"].startswith(prefix) and e["id"].endswith(suffix)]
+    return {int(e["id"][len(prefix) : len(e["id"]) - len(suffix)]): float(e["expected"]) for e in found}
+
+
+def draw_figures(params: ReportParams, m, claims, losses, out, metrics_dir):
+    """Draw every figure into the directory `out`; `m`: each stage's metrics by stage name, read from
+    `metrics_dir`; `claims`: the judged claims; `losses`: every seed's loss, step by step."""
+    out, saved = Path(out), Path(metrics_dir)
+    study, probe, evaluate = saved / "study", saved / "probe", saved / "evaluate"
+    figures.plot_loss(losses, m["train"]["loss_floor"], lesson_values("l10-loss-", ""), out / "loss.png")
+    lesson_table = lesson_values("l10-length-", "-seq")
+    figures.plot_length_accuracy(
+        evaluate / "length_table.csv", params.data.train_lengths, lesson_table, out / "length_accuracy.png"
+    )
+    figures.plot_seed_distributions(claims, out / "seed_distributions.png")
+    figures.plot_cross_attention(evaluate / "example.json", out / "cross_attention.png")
+    figures.plot_residual(probe / "residual_table.csv", out / "residual.png")
+    figures.plot_gradient_depth(probe / "grad_norms.csv", out / "gradient_depth.png")
+    figures.plot_jacobian_sweep(probe / "jacobian_sweep.csv", out / "jacobian_sweep.png")
+    figures.plot_layernorm(probe / "layernorm_cell.csv", m["probe"], out / "layernorm.png")
+    figures.plot_benchmark(saved / "benchmark.json", out / "benchmark.png")
+    table, meta, diagnosis = study / "length_accuracy.csv", study / "meta.json", study / "diagnosis.json"
+    study_figures.plot_study_accuracy(table, meta, out / "study_length.png")
+    study_figures.plot_study_heatmap(table, meta, out / "study_heatmap.png")
+    study_figures.plot_study_diagnosis(diagnosis, out / "study_diagnosis.png")
+    study_figures.plot_study_attention(diagnosis, out / "study_attention.png")
+    study_figures.plot_study_counting(diagnosis, out / "study_counting.png")
+    chosen, bar = confirmation(params.study, m["search"]["rows"]), m["study_meta"]["bar"]
+    confirm_seeds = params.study.search_seeds.confirm
+    study_figures.plot_ladder(
+        study / "per_seed.csv", m["study_meta"], m["search"]["rows"], confirm_seeds, bar, out / "ladder.png"
+    )
+    if chosen["variant"]:  # the search's choice, judged on the held-out seeds
+        seeds_figure = out / "study_seeds.png"
+        study_figures.plot_study_seeds(
+            study / "per_seed.csv", chosen["variant"], chosen["row"], bar, seeds_figure
+        )

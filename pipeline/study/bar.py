@@ -1,0 +1,119 @@
+"""The bar and how the study's variants stand against it, and which of the search's rows the study
+takes: a variant's standing (how far from the bar's first length it sorts at the bar, its worst
+accuracy on the bar's lengths, its lowest seed); the rows retrained on the confirmation seeds
+(study.search_seeds.confirm), the best of them by its worst seed, and the study variant that trains
+that row's recipe; the seeds the study holds out. Torch-free: the search, the study, the report and
+the tests read it."""
+
+import statistics
+
+from pipeline.params.model import uses_sigmoid_bias
+from pipeline.params.rules import as_dict
+from pipeline.params.study import StudyParams, variant_recipe
+
+# ------------------------------------------------------------------------------------ standing
+
+
+def bar_lengths(bar):
+    low, high = bar.lengths
+    return range(low, high + 1)
+
+
+def standing(row):
+    """The key to rank by, from a variant's row of the study's bar table: the lengths it sorts at the
+    bar, then its worst accuracy on the bar's lengths."""
+    return row["bar_up_to_length"], row["bar_min_seq_acc"]
+
+
+def best_variant(by_variant, variants):
+    """The best of `variants`, from {variant: its row of the bar table}."""
+    return max(variants, key=lambda v: standing(by_variant[v]))
+
+
+def bar_standing(seq_acc, seeds, bar):
+    """One variant against the bar (study.bar), from `seq_acc` ({length: exact sequences, one per
+    seed} at the lengths it was tested on) and its number of seeds: the worst of the bar's lengths,
+    the lowest seed there, whether it clears the bar, how far it sorts at the bar, and the mean beyond."""
+    means = {n: statistics.fmean(values) for n, values in sorted(seq_acc.items())}
+    within = bar_lengths(bar)
+    worst = min((n for n in means if n in within), key=means.get)
+    floor = min((a for n in means if n in within for a in seq_acc[n]), default=0.0)  # any one seed's
+    tested_enough = set(within) <= set(means) and seeds >= bar.min_seeds
+    meets = tested_enough and means[worst] >= bar.accuracy and floor >= bar.seed_floor
+    reach = within.start - 1  # the longest L with every length of the bar's first..L at the bar
+    while reach + 1 in means and means[reach + 1] >= bar.accuracy:
+        reach += 1
+    beyond = [means[n] for n in means if n > within.stop - 1]
+    return {
+        "bar_min_seq_acc": means[worst],
+        "bar_worst_length": worst,
+        "bar_min_seed_seq_acc": floor,
+        "meets_bar": meets,
+        "bar_up_to_length": reach,
+        "mean_seq_acc_beyond_bar": statistics.fmean(beyond) if beyond else None,
+    }
+
+
+# ------------------------------------------------------------------------- the search's choice
+
+
+OFF = ("count_hint", 0.0)  # a recipe without the hint is the recipe recorded before it existed
+
+
+def recipe_of(study: StudyParams, name):
+    """What a row or a study variant trains: everything that decides its result (the sigmoid's bias
+    only where some attention is a sigmoid, the count hint only where it is on; not the seeds, which
+    each seed's result stands for)."""
+    config, recipe, data = variant_recipe(study.variants[name], study.model, study.train, study.data)
+    model = as_dict(config)
+    if not uses_sigmoid_bias(model["attention"]):
+        del model["sigmoid_bias"]
+    return {
+        "model": model,
+        "train": {k: v for k, v in as_dict(recipe).items() if k != "seeds" and (k, v) != OFF},
+        "train_lengths": list(data.train_lengths),
+        "repeats": data.repeats,
+        "test": {"max_length": study.max_length, "test_size": study.test_size, "seed": study.seed},
+    }
+
+
+def study_seeds(study: StudyParams):
+    """Every seed the study's variants train (study.train.seeds and any a variant names for itself)."""
+    return {
+        s
+        for variant in study.variants.values()
+        for s in variant_recipe(variant, study.model, study.train, study.data)[1].seeds
+    }
+
+
+def held_out(study: StudyParams):
+    """Whether the study's seeds are held out: none of them is one of the search's seeds."""
+    return not study_seeds(study) & {*study.search_seeds.screen, *study.search_seeds.confirm}
+
+
+def confirmed(rows, seeds):
+    """The search's rows trained on exactly the confirmation `seeds`, none of them failed."""
+    return [r for r in rows if r["seeds"] == list(seeds) and not r.get("failed")]
+
+
+def best_confirmed(rows, seeds):
+    """The confirmed row whose worst seed at the bar's lengths is highest (the first of equals), or None."""
+    found = confirmed(rows, seeds)
+    return max(found, key=lambda r: r["min_seed"]) if found else None
+
+
+def chosen_variant(study: StudyParams, rows):
+    """(the best confirmed row, the name of the study variant that trains its recipe or None)."""
+    best = best_confirmed(rows, study.search_seeds.confirm)
+    if best is None:
+        return None, None
+    same = [v for v in study.variants if recipe_of(study, v) == best["recipe"]]
+    return best, (same[0] if same else None)
+
+
+def confirmation(study: StudyParams, rows):
+    """What the report says of the choice: the best confirmed row, the study variant that trains it
+    (None where none does), the confirmation seeds, the study's seeds and whether they are held out."""
+    row, variant = chosen_variant(study, rows)
+    seeds = {"seeds": list(study.search_seeds.confirm), "held": sorted(study_seeds(study))}
+    return {"row": row, "variant": variant, **seeds, "held_out": held_out(study)}
