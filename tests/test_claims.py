@@ -21,9 +21,9 @@ from pipeline.report.claims import (
     load_claims,
 )
 from pipeline.report.judging import prediction_band, t_975
-from pipeline.report.quantities import Measured
+from pipeline.report.quantities import Measured, shorter_failure, shorter_untrained
 from pipeline.tools.sort import parse_digits
-from tests.conftest import report_params
+from tests.conftest import report_params, tiny_params
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRIES = load_claims()
@@ -186,6 +186,35 @@ def test_a_claim_is_left_out_only_where_its_applies_says_the_run_does_not_measur
         evaluate([claim_entry(applies={"test_length": tested[0], "steps": steps})], {}, report_params(tiny))
     with pytest.raises(DataError, match="unknown applies lenght"):
         evaluate([claim_entry(applies={"lenght": 10})], {"x.y": 1}, report_params(tiny))
+
+
+def lesson_model_rows(accuracy):
+    """The study's per-seed table with the lesson's model (`pipeline`) at {length: [one per seed]}."""
+    rows = [
+        {"variant": "pipeline", "seed": s, "length": n, "seq_acc": a}
+        for n, by_seed in accuracy.items()
+        for s, a in enumerate(by_seed)
+    ]
+    return pd.DataFrame(rows + [{"variant": "other", "seed": 0, "length": 2, "seq_acc": 1.0}])
+
+
+def test_even_the_shortest_fail_reads_every_shorter_length_training_never_drew(tiny):
+    """«Hasta las más cortas fallan»: lengths 2 to 9 for a model trained on 10 (one digit, a copy, left
+    out); a single seed at the bar at any of them fails the claim."""
+    bar = tiny.study.bar
+    assert shorter_untrained([10]) == list(range(2, 10)) and shorter_untrained([1, 2, 3, 5]) == [4]
+    failing = {n: [0.1, 0.2] for n in range(1, 11)}
+    value = shorter_failure(lesson_model_rows(failing), [10], bar)
+    assert list(value["by_length"]) == list(range(2, 10)) and value["by_length"][9] == [0.1, 0.2]
+    entry = claim_entry(rule="below_bar", expected="fails")
+    assert judge(entry, value)["status"] == "pass"
+    one_at_the_bar = failing | {9: [0.1, bar.accuracy]}
+    assert judge(entry, shorter_failure(lesson_model_rows(one_at_the_bar), [10], bar))["status"] == "fail"
+    with pytest.raises(KeyError):  # a length the study did not test
+        shorter_failure(lesson_model_rows({n: [0.1] for n in range(1, 9)}), [10], bar)
+    short = tiny_params(data={"train_lengths": [2], "test_lengths": [2]})
+    applies = {"shorter_untrained": 1}
+    assert evaluate([claim_entry(applies=applies)], {}, report_params(short)) == []
 
 
 @pytest.mark.parametrize(

@@ -162,16 +162,21 @@ def run_or_reuse(name, key, body, raw, monkeypatch, store):
 FIGURES_BEFORE = {}  # (figure function, its inputs) -> the PNG drawn from them earlier in this process
 
 
+def figure_png(args):
+    """The PNG a report figure writes: its last path argument (the edition's words come after it)."""
+    return next(a for a in reversed(args) if isinstance(a, Path))
+
+
 def figure_inputs(args):
-    """What a report figure is drawn from: its arguments but the last (the PNG it writes), a file by
-    its bytes."""
-    named = [a.read_bytes() if isinstance(a, Path) and a.is_file() else a for a in args[:-1]]
+    """What a report figure is drawn from: its arguments but the PNG it writes, a file by its bytes."""
+    png = figure_png(args)
+    named = [a.read_bytes() if isinstance(a, Path) and a.is_file() else a for a in args if a is not png]
     return hashlib.sha256(pickle.dumps(named)).hexdigest()
 
 
 def drawn_once(plot):
     def draw_or_copy(*args):
-        seen, png = (plot.__qualname__, figure_inputs(args)), Path(args[-1])
+        seen, png = (plot.__qualname__, figure_inputs(args)), figure_png(args)
         if seen in FIGURES_BEFORE:
             return files.write_bytes(png, FIGURES_BEFORE[seen])  # as the figure's own save writes it
         plot(*args)

@@ -73,3 +73,11 @@ def test_truncated_or_incomplete_dataset_is_a_clear_error_naming_the_file(tmp_pa
         load_npz(tmp_path / "d.npz", ["source", "target"])
     with pytest.raises(DataError, match="nope.npz not found"):
         load_npz(tmp_path / "nope.npz")
+
+
+def test_the_lengths_the_training_set_holds_are_counted_from_it():
+    """«Lo que nunca vio son secuencias de ese largo»: the training set's lengths, read from the rows."""
+    _, _, stats = make_datasets(data_params(train_size=300, test_size=10))
+    assert stats["train_lengths_seen"] == [10]
+    _, _, mixed = make_datasets(data_params(train_lengths=(3, 5), train_size=300, test_size=10))
+    assert mixed["train_lengths_seen"] == [3, 5]

@@ -166,3 +166,19 @@ def test_evaluate_reports_beam_search_and_teacher_forcing_at_the_trained_lengths
     top = at_trained(rows, (6,), (4, 6))
     assert top["beam_seq_acc"] == measured["beam", 6]["seq_acc"]
     assert top["greedy_seq_acc"] == measured["greedy", 6]["seq_acc"]
+
+
+def test_greedy_runs_the_encoder_once_while_it_writes_the_whole_output(monkeypatch):
+    """«El encoder corre una sola vez»: counted by a hook on the encoder's first layer, which would
+    count a decoder that encoded the source again at every step."""
+    from pipeline.core import decoding
+    from pipeline.probes.architecture import greedy_encoder_runs
+
+    model = Transformer(model_config()).eval()
+    assert greedy_encoder_runs(model) == {"greedy_encoder_runs": 1, "greedy_tokens_written": 10}
+
+    def encoding_every_step(m, src):
+        return torch.stack([greedy(m, src, out_len=1)[:, 0] for _ in range(src.shape[1])], 1)
+
+    monkeypatch.setitem(decoding.GREEDY, "greedy", encoding_every_step)
+    assert greedy_encoder_runs(model)["greedy_encoder_runs"] == 10

@@ -71,15 +71,14 @@ def test_report_renders_the_claims_and_figures(reproduced_clone):
         == "id,source,claim,expected,reproduced,tolerance,status,kind,seeds,words,undecided,lesson_error"
     )
     readme, appendix = ((repo / f"reports/{page}").read_text() for page in ("README.md", "APPENDIX.md"))
-    assert (
-        readme.startswith("# Replication report")
-        and "claims that data could falsify hold" in readme.splitlines()[4]
-    )
+    opening = " ".join(readme.split("\n\n")[2].split())  # after the title and the other edition's link
+    assert readme.startswith("# Replication report") and "claims that data could falsify hold" in opening
     assert (
         "| l10-params | structural | Transformer parameters | «parámetros: 59,744» | 59744 | 59744 |"
         in appendix
     )
-    figures = sorted(p.name for p in (repo / "reports/figures").glob("*.png"))
+    figures = sorted(p.name for p in (repo / "reports/figures/en").glob("*.png"))
+    assert figures == sorted(p.name for p in (repo / "reports/figures/es").glob("*.png"))
     assert {
         "loss.png",
         "length_accuracy.png",
@@ -87,10 +86,10 @@ def test_report_renders_the_claims_and_figures(reproduced_clone):
         "residual.png",
         "study_counting.png",
     } <= set(figures)
-    assert "| bos_mixed | bos | softmax | 1-5 | 30 | 2 |" in appendix
+    assert "| `bos_mixed` | no positions (BOS opens the source) | softmax | 1-5 | 30 | 2 |" in appendix
     assert "runs/<stage>.json" in readme and f"numerics: mode `{numerics.mode()}`" in readme
     shown = set(re.findall(r"\]\(figures/([^)]+)\)", readme + appendix))
-    assert shown == set(figures)  # every figure drawn is shown
+    assert shown == {f"en/{name}" for name in figures}  # every figure drawn is shown
 
 
 def stages_run(output):

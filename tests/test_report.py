@@ -5,8 +5,10 @@ reading, the same bytes twice."""
 
 import csv
 import json
+import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from pipeline.core import evaluate as evaluation
@@ -18,6 +20,8 @@ from pipeline.report.context import report_context
 from pipeline.report.pages import render, wrap_markdown
 from pipeline.report.quantities import quantities
 from pipeline.report.report import environment, read_metrics
+from pipeline.report.study_figures import lengths_at_the_bar, rung_title
+from pipeline.report.style import Words
 from tests.conftest import report_params
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,15 +48,42 @@ def test_a_misspelt_value_stops_the_report_naming_its_claim():
         evaluate(entries, quantities(params, m, m["benchmark"]), params)
 
 
-def test_the_verdict_and_the_lessons_numbers_come_first(pages):
-    readme = pages[0]["README.md"]
-    lines = readme.splitlines()
-    assert lines[0] == "# Replication report" and "claims that data could falsify hold" in lines[4]
-    summary = readme.index("\n## The lesson's numbers against ours\n")
-    figures = readme.index("\n## What the figures show\n")
-    assert summary < figures < readme.index("\n## Environment\n") < readme.index("\n## References\n")
-    first_screen = readme[: readme.index("\n### Sorting any length")]
-    assert len(first_screen.splitlines()) <= 150  # the verdict, the table and the key figures
+FIRST_SCREEN = {  # each edition's verdict, its comparison table's header and its sections in order
+    "README.md": (
+        "does what the lesson says",
+        "| what the lesson prints |",
+        ["## The lesson's numbers against ours", "## The lesson's own explanations, tested",
+         "## What the figures show", "## Beyond the lesson: sorting any length",
+         "## Beyond the lesson: speed", "## Beyond the lesson: the environment", "## Every check, counted",
+         "## References", "## Glossary"],
+    ),
+    "README.es.md": (
+        "hace lo que dice la lección",
+        "| lo que imprime la lección |",
+        ["## Los números de la lección frente a los nuestros",
+         "## Las explicaciones de la lección, puestas a prueba", "## Lo que muestran las figuras",
+         "## Más allá de la lección: ordenar cualquier largo",
+         "## Más allá de la lección: la velocidad", "## Más allá de la lección: el entorno",
+         "## Todas las comprobaciones, contadas", "## Referencias", "## Glosario"],
+    ),
+}  # fmt: skip
+CODE_NAME = re.compile(r"\b[a-z]\w*_\w+\b|\b(?:l10|l6|paper)-[\w-]+")  # bos_mixed_sums, l10-shift
+
+
+@pytest.mark.parametrize("page", FIRST_SCREEN)
+def test_the_first_screen_answers_the_lesson(pages, page):
+    """The first 40 lines: the verdict on the lesson in bold, the lesson's numbers against ours and a
+    figure of the lesson, no code name; then the lesson's explanations, and only then what goes beyond."""
+    verdict, header, headings = FIRST_SCREEN[page]
+    text = pages[0][page]
+    first = "\n".join(text.splitlines()[:40])
+    opening = text.split("\n\n")[2]  # after the title and the link to the other edition
+    assert opening.startswith("**") and verdict in " ".join(opening.split())
+    assert f"\n{header}" in first and "/length_accuracy.png)" in first
+    prose = re.sub(r"`[^`]*`|\]\([^)]*\)", " ", first)  # code and link targets aside
+    assert not CODE_NAME.findall(prose)
+    places = [text.index(f"\n{h}\n") for h in headings]
+    assert places == sorted(places)
 
 
 def test_the_headline_counts_rebuild_from_claims_csv():
@@ -79,12 +110,12 @@ def test_every_claim_is_in_the_appendix_and_the_readme_stays_short(pages):
 
 
 def test_every_figure_shown_is_drawn_and_every_figure_drawn_is_shown(pages):
-    import re
-
     shown = set()
     for text in pages[0].values():
         shown |= set(re.findall(r"\]\(figures/([^)]+)\)", text))
-    drawn = {p.name for p in (ROOT / "reports/figures").glob("*.png")}
+    drawn = {
+        p.relative_to(ROOT / "reports/figures").as_posix() for p in (ROOT / "reports/figures").rglob("*.png")
+    }
     assert shown == drawn
 
 
@@ -106,3 +137,15 @@ def test_wrapping_keeps_markdown_meaning():
 def test_the_lessons_example_is_written_once():
     assert evaluation.EXAMPLE_INPUT is lesson.EXAMPLE_INPUT  # the one the evaluation decodes
     assert lesson.EXAMPLE_OUTPUT == sorted(lesson.EXAMPLE_INPUT)
+
+
+def test_a_ladder_rung_is_at_the_bar_only_with_every_seed_and_enough_of_them():
+    bar = {"accuracy": 0.99, "lengths": [1, 20], "seed_floor": 0.98, "min_seeds": 5}
+    points = 100 * np.array([[1.0, 1.0, 1.0, 0.9]] * 4 + [[1.0, 0.975, 1.0, 0.9]])  # (seeds, lengths)
+    assert points[:, 1].mean() >= 99  # length 2's mean is at the bar; one seed is under the floor
+    at = lengths_at_the_bar(points, [1, 2, 3, 4], bar)
+    assert at == "1, 3"
+    words = Words("en")
+    assert "at the bar at: 1, 3" in rung_title(words, "r", "rung", 5, True, at, bar)
+    few = rung_title(words, "r", "rung", 2, True, at, bar)
+    assert "at the bar at" not in few and "the bar asks for 5 seeds" in few

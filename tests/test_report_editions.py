@@ -1,26 +1,29 @@
 """The report's pages in two editions, reports/README.md and reports/APPENDIX.md and their Spanish
 README.es.md and APPENDIX.es.md, rendered from the committed results: the same numbers in the same
-order, each edition linking the other at the top, the same figures, every link into a page landing
-on one of its headings, and none of the English that Python writes left in the Spanish."""
+order, each in its edition's way; each edition linking the other at the top; the same figures, each
+drawn in its edition's language; every link into a page landing on one of its headings; and in the
+Spanish pages no English, no TeX and no configuration string."""
 
+import dataclasses
 import difflib
 import re
 from pathlib import Path
 
 import pytest
+import yaml
 
+from pipeline.infra.locale import canonical
 from pipeline.params.load import load_params
+from pipeline.params.model import ATTENTION, POSITIONS
+from pipeline.params.study import StudyDataParams, StudyModelParams, StudyTrainParams
 from pipeline.report.claims import evaluate, load_claims
 from pipeline.report.context import report_context
-from pipeline.report.pages import render
+from pipeline.report.pages import KEPT, WORDS, render
 from pipeline.report.quantities import quantities
 from pipeline.report.report import environment, read_metrics
 from tests.conftest import report_params
 
 ROOT = Path(__file__).resolve().parents[1]
-# A number as the report prints it: 12, -8.0, +25.63, 1,000, 5.182e-07; not the digits inside a
-# name (l10, float64, AVX2), and the "-" of a range such as 1-20 or 0.6 %-30.3 % is no sign.
-NUMBER = re.compile(r"(?<![\w.%])[-+]?\d+(?:,\d{3})*(?:\.\d+)?(?:e[-+]?\d+)?")
 FIGURE = re.compile(r"\]\((figures/[^)]+)\)")
 LINK = re.compile(r"\]\(([\w.]*)#([^)]+)\)")  # a link to a heading: [text](PAGE.md#anchor) or (#anchor)
 EDITIONS = {"README": ("README.md", "README.es.md"), "APPENDIX": ("APPENDIX.md", "APPENDIX.es.md")}
@@ -38,10 +41,18 @@ TOPS = {  # each edition's title and its link to the other
         "English version: [APPENDIX.md](APPENDIX.md)",
     ],
 }
-# Words of the English that claims.py, quantities.py and the search write, not Spanish ones.
+# English words (those Python, the YAML files and the stages write), not Spanish ones.
 ENGLISH = re.compile(
     r"\b(?:seeds?|sequences?|each|bound|writes?|rounding|pass|cannot|loss|length|above|below|every|"
-    r"exact|interval|terms|orders|nearest|about|thread|the|of|with|and|to|at|training|diverged|stopped)\b"
+    r"exact|interval|terms|orders|nearest|about|thread|the|of|with|and|to|at|training|diverged|stopped|"
+    r"steps|gates?|bar|none|from|on|in|by|is|are|sines|positions|learned|hand|sigmoid)\b"
+)
+# What a Spanish page may hold in English: code, the lessons' words, link targets, claim ids, and the
+# references' titles (the papers' own).
+ASIDE = re.compile(
+    r"```.*?```|`[^`]*`|«[^»]*»|\]\([^)]*\)|\b(?:l10|l6|paper)-[\w-]+|^- [^:\n]+: \[[^\]]*\]\([^)]*\)|"
+    r"English version: \[[^\]]*\]",
+    re.S | re.M,
 )
 
 
@@ -62,8 +73,8 @@ def editions(request, pages):
 
 def number_differences(english, spanish, names=EDITIONS["README"]):
     """Where the two editions' numbers differ, one line each, with the numbers just before it to find
-    the place by; none when both print the same numbers in the same order."""
-    ours, theirs = NUMBER.findall(english), NUMBER.findall(spanish)
+    the place by; none when both print the same numbers in the same order, each in its own way."""
+    ours, theirs = canonical(english, "en", KEPT), canonical(spanish, "es", KEPT)
     found = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ours, theirs, autojunk=False).get_opcodes():
         if op != "equal":
@@ -80,21 +91,21 @@ def test_both_editions_print_the_same_numbers_in_the_same_order(editions):
 
 def test_a_changed_number_is_found():
     english = "Trained on length 10, it sorts 98.2 % [97.2 %-99.2 %] of 10,000 sequences."
-    spanish = "Entrenado con el largo 10, ordena el 98.2 % [97.2 %-99.3 %] de 10,000 secuencias."
-    assert number_differences(english, english) == []
-    assert number_differences(english, spanish) == [
+    spanish = "Entrenado con el largo 10, ordena el 98,2 % [97,2 %-99,2 %] de 10.000 secuencias."
+    assert number_differences(english, spanish) == []
+    assert number_differences(english, spanish.replace("99,2", "99,3")) == [
         "after 10 98.2 97.2: README.md has ['99.2'], README.es.md has ['99.3']"
     ]
-    assert number_differences(english, spanish.replace(" 10,000", "")) != []  # a number left out
+    assert number_differences(english, spanish.replace(" 10.000", "")) != []  # a number left out
+    assert number_differences(english, spanish.replace("98,2", "98.2")) != []  # an English number
 
 
 def test_each_edition_links_the_other_at_the_top(pages):
     for page, top in TOPS.items():
         assert pages[page].splitlines()[:3] == top, page
-    first = {page: "\n".join(pages[page].splitlines()[:12]) for page in EDITIONS["README"]}
-    # the appendix and the claims table, linked from the headline, each edition to its own appendix
-    assert "[APPENDIX.md](APPENDIX.md#every-claim)" in first["README.md"]
-    assert "[APPENDIX.es.md](APPENDIX.es.md#cada-afirmación)" in first["README.es.md"]
+    # each edition's count of every check links its own appendix's table of claims
+    assert "[APPENDIX.md](APPENDIX.md#every-claim)" in pages["README.md"]
+    assert "[APPENDIX.es.md](APPENDIX.es.md#cada-afirmación)" in pages["README.es.md"]
 
 
 def slug(heading):
@@ -141,30 +152,58 @@ def test_a_heading_anchor_is_githubs():
     }
 
 
-def test_both_editions_show_the_same_figures(editions):
+def test_both_editions_show_the_same_figures_each_in_its_language(editions):
     english, spanish = (FIGURE.findall(text) for text in editions[2:])
-    assert english == spanish
+    assert english and all(f.startswith("figures/en/") for f in english)
+    assert [f.replace("figures/en/", "figures/es/") for f in english] == spanish
 
 
-def table(text, header):
-    """The Markdown table whose header row starts with `header`, its rows only."""
-    start = text.index(f"\n{header}")
-    end = text.find("\n\n", start + 1)
-    return text[start : end if end > 0 else None]
+def test_every_figure_exists_in_both_languages():
+    drawn = {
+        lang: sorted(p.name for p in (ROOT / "reports/figures" / lang).glob("*.png")) for lang in ("en", "es")
+    }
+    assert drawn["en"] and drawn["en"] == drawn["es"]
+    assert not list((ROOT / "reports/figures").glob("*.png"))  # none outside an edition
 
 
-@pytest.mark.parametrize(
-    "page, header",
-    [
-        ("README.es.md", "| afirmación |"),
-        ("APPENDIX.es.md", "| id | tipo |"),
-        ("APPENDIX.es.md", "| fila | cambios |"),
-    ],
-)
-def test_the_spanish_tables_keep_no_english_from_python(pages, page, header):
-    """The claims' texts, results and verdicts and the search's reasons come from Python and YAML in
-    English; words.yaml words them."""
-    rows = table(pages[page], header)
-    aside = r"«[^»]*»|`[^`]*`|\b(?:l10|l6|paper)-[\w-]+"  # the lessons' words, code and claim ids
-    left = sorted(set(ENGLISH.findall(re.sub(aside, "", rows))))
-    assert not left, f"English left in {page}'s table {header}: {left}"
+def spanish_prose(text):
+    return KEPT.sub(" ", ASIDE.sub(" ", text))
+
+
+# A number written the English way (0.579, 1.47): a decimal point that is no Spanish point between
+# thousands (12.704, 768.000, 1.048.576).
+ENGLISH_NUMBER = re.compile(r"(?<![\w.,])(?!\d{2,3}(?:\.\d{3})+(?![\w.]\d)|\d(?:\.\d{3}){2,})\d+\.\d+")
+
+
+@pytest.mark.parametrize("page", EDITIONS["README"][1:] + EDITIONS["APPENDIX"][1:])
+def test_the_spanish_pages_hold_no_english_tex_or_configuration(pages, page):
+    """Claims' texts, results and verdicts, the search's reasons and the recipes come from Python and
+    YAML in English; words.yaml words them, and the lessons' TeX is written as text."""
+    prose = spanish_prose(pages[page])
+    english = sorted(set(ENGLISH.findall(prose)))
+    assert not english, f"English left in {page}: {english}"
+    assert not re.findall(r"\$|\\[a-zA-Z]", prose), f"TeX left in {page}"  # "\*" is Markdown's
+    config = sorted(set(re.findall(r"\b\w+=\S+|\b[a-z_]+/[a-z_]+/[a-z_]+\b", prose)))
+    assert not config, f"configuration strings in {page}'s prose: {config}"
+    english_numbers = sorted(set(ENGLISH_NUMBER.findall(prose)))
+    assert not english_numbers, f"numbers written the English way in {page}: {english_numbers}"
+
+
+def test_the_spanish_check_finds_english():
+    assert ENGLISH.findall(spanish_prose("la semilla 0 at the bar, `the code`")) == ["at", "the", "bar"]
+    assert re.findall(r"\b\w+=\S+", spanish_prose("con steps=12000 y `steps=12000`")) == ["steps=12000"]
+    numbers = "0.579 y 0,579; 12.704 y 768.000 y 1.048.576; 1.47 veces; sección 3.4"
+    assert ENGLISH_NUMBER.findall(spanish_prose(numbers)) == ["0.579", "1.47"]
+
+
+def test_every_setting_a_variant_can_set_has_words_in_both_editions():
+    """A study variant or a search row is written in words (pages.py's `changes`): every position
+    scheme, attention and value a variant may set has them, in each edition."""
+    words = yaml.safe_load(WORDS.read_text())
+    settable = {
+        f.name for c in (StudyModelParams, StudyTrainParams, StudyDataParams) for f in dataclasses.fields(c)
+    }
+    for lang in ("en", "es"):
+        recipe = words[lang]["recipe"]
+        assert set(POSITIONS) <= set(recipe["positions"]) and set(ATTENTION) <= set(recipe["attention"])
+        assert settable - {"positions", "attention"} <= set(recipe["settings"]), lang

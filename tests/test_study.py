@@ -12,6 +12,7 @@ from pipeline.params import lesson
 from pipeline.params.load import parse_params
 from pipeline.params.model import ATTENTION, POSITIONS
 from pipeline.params.study import variant_recipe
+from pipeline.study.bar import reach, row_reach
 from pipeline.study.diagnosis import first_errors
 from pipeline.study.sets import every_sequence, make_test_sets
 from pipeline.study.study import bar_standing, length_table, load_variant, variant_table, with_variant
@@ -135,6 +136,18 @@ def test_test_sets_hold_every_short_sequence_and_avoid_training():
     sets, overlap = make_test_sets([2, 5], 200, 0, keys)
     assert len(sets[2]) == 100 and overlap[5] == 0
     assert not set(row_keys(sets[5], np.full(200, 5))) & keys
+
+
+def test_a_length_is_at_the_bar_only_where_the_mean_and_every_seed_are():
+    """The reach stops at the first length whose mean meets the bar's accuracy with a seed under its
+    floor, and a search row recorded under the mean-only rule reads the same once recomputed."""
+    seq_acc = {n: [1.0] * BAR.min_seeds for n in range(1, 21)}
+    seq_acc[5] = [1.0] * (BAR.min_seeds - 1) + [BAR.seed_floor - 0.005]  # the mean is still at the bar
+    assert sum(seq_acc[5]) / len(seq_acc[5]) >= BAR.accuracy
+    assert reach(seq_acc, BAR) == 4 and bar_standing(seq_acc, BAR.min_seeds, BAR)["bar_up_to_length"] == 4
+    accuracy = {str(s): {str(n): seq_acc[n][s] for n in seq_acc} for s in range(BAR.min_seeds)}
+    assert row_reach({"reach": 20, "accuracy": accuracy}, BAR) == 4
+    assert row_reach({"reach": 0, "accuracy": {}, "failed": "diverged"}, BAR) == 0
 
 
 def test_the_bar_standing_and_the_tables_by_length():

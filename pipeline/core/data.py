@@ -14,7 +14,13 @@ from pipeline.infra.errors import DataError
 from pipeline.params.sections import DataParams
 from pipeline.tokens import DIGITS
 
-HEADLINE = ("train_size", "train_unique", "test_overlap_total")  # the rest: metrics/data/by_length.csv
+# the lengths the drawn training set holds: «Lo que nunca vio son secuencias de ese largo»
+HEADLINE = (
+    "train_size",
+    "train_unique",
+    "train_lengths_seen",
+    "test_overlap_total",
+)  # the rest: by_length.csv
 # each test set's statistics: the overlap with training before and after the redraw, and how often
 # the sorted output starts with 0 and ends with 9
 BY_LENGTH = ["length", "overlap_drawn", "overlap", "starts_with_0", "ends_with_9"]
@@ -81,6 +87,7 @@ def make_datasets(p: DataParams):
     stats = {
         "train_size": p.train_size,
         "train_unique": len(train_keys),
+        "train_lengths_seen": sorted({int(n) for n in np.unique(train_len)}),
         "test_overlap_total": sum(row["overlap"] for row in by_length),
         "by_length": by_length,
     }

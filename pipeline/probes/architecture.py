@@ -12,6 +12,7 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from pipeline.core.batching import make_batch
+from pipeline.core.decoding import GREEDY
 from pipeline.model.hooks import attention_weights
 from pipeline.model.transformer import (
     DecoderLayer,
@@ -62,6 +63,18 @@ def embedding_uses(model):
             uses += getattr(parent, "variable", None) is target
             stack.append(parent)
     return uses
+
+
+def greedy_encoder_runs(model, length=10):
+    """How many times the encoder runs while the evaluation's greedy writes a whole output of
+    `length` tokens ("El encoder corre una sola vez"): calls of its first layer, counted by a hook."""
+    runs = []
+    hook = model.encoder[0].register_forward_hook(lambda *_: runs.append(1))
+    try:
+        written = GREEDY["greedy"](model, torch.randint(0, 10, (2, length)))
+    finally:
+        hook.remove()
+    return {"greedy_encoder_runs": len(runs), "greedy_tokens_written": written.shape[1]}
 
 
 @torch.no_grad()
@@ -175,6 +188,7 @@ def measure(config: ModelConfig, seed=0):
         "boxes_per_layer_pair": len(boxes(enc, dec)),
         "attention_mults_by_heads": [attention_multiplications(c.d_model, h) for h in HEAD_COUNTS],
         "lesson_layer_code_lines": lesson_code_lines(),
+        **greedy_encoder_runs(model),
     }
 
 

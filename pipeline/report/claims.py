@@ -16,6 +16,7 @@ from pipeline.infra.errors import DataError
 from pipeline.params.model import longest_source
 from pipeline.report.inputs import ReportParams
 from pipeline.report.judging import judge_below_bar, judge_paired, judge_rounding, judge_seeds, outcome
+from pipeline.report.quantities import shorter_untrained
 
 CLAIMS_PATH = Path(__file__).with_name("claims.yaml")
 KINDS = ("measured", "rerun", "derived", "structural", "arithmetic")
@@ -100,6 +101,7 @@ APPLIES = {  # claims.yaml's `applies`: whether a run with these parameters meas
     "steps": lambda params, n: params.train.steps >= n,
     "probe_depth": lambda params, n: n in params.probe_depths,
     "reads_length": lambda params, n: longest_source(params.model) >= n,
+    "shorter_untrained": lambda params, n: len(shorter_untrained(params.data.train_lengths)) >= n,
 }
 
 

@@ -8,17 +8,20 @@ from pathlib import Path
 import yaml
 
 from pipeline.infra.outputs import by_seed, one, select
+from pipeline.params.study import variant_recipe
 from pipeline.report.claims import counts, load_claims
 from pipeline.report.inputs import ReportParams
 from pipeline.report.judging import LESSON_TEST_SIZE, t_975
-from pipeline.study.bar import best_variant, confirmation
+from pipeline.report.quantities import POSITIONLESS_ROW, shorter_untrained
+from pipeline.study.bar import best_variant, confirmation, row_reach
 
-# The lesson's measured numbers the first screen sets against ours, in the lesson's order.
+# The numbers lesson 10 prints that the first screen sets against ours, in the lesson's order; then
+# the digits of its length table, which the figure below the first table draws beside.
 SUMMARY = """
-    l10-loss-300 l10-loss-600 l10-loss-900 l10-loss-1200 l10-greedy-seq l10-greedy-digit l10-tf-digit
-    l10-length-6-seq l10-length-8-seq l10-length-12-seq l10-length-14-seq l10-length-6-digit
-    l10-length-8-digit l10-length-12-digit l10-length-14-digit l10-example l10-prenorm paper-reference
+    l10-loss-300 l10-loss-600 l10-loss-900 l10-loss-1200 l10-greedy-seq l10-greedy-digit l10-tf-seq
+    l10-length-6-seq l10-length-8-seq l10-length-12-seq l10-length-14-seq l10-example
 """.split()
+DIGITS_SUMMARY = "l10-length-6-digit l10-length-8-digit l10-length-12-digit l10-length-14-digit".split()
 
 
 LESSON_MAP = Path(__file__).with_name("lesson_map.yaml")
@@ -63,8 +66,9 @@ def cross_attention_share(diagnosis, trained):
     return at and at["attention_on_written_digit"]
 
 
-def study_context(tables, meta, diagnosis):
-    """Each variant's parameters and results (its row of the bar table, its mean by length)."""
+def study_context(tables, meta, diagnosis, study):
+    """Each variant's parameters and results (its row of the bar table, its mean by length); a trained
+    variant's own settings (`own`, from `study`: StudyParams) and where its gates start."""
     bar_rows = {r["variant"]: r for r in tables["study/bar"].to_dict("records")}
     names = [v for v in meta["variants"] if v not in ("pipeline", "handset")]  # the trained variants
     accuracy = tables["study/per_seed"]
@@ -82,6 +86,9 @@ def study_context(tables, meta, diagnosis):
             "diagnosis": diagnosis["variants"].get(v, {}),
             "gates": diagnosis.get("gates", {}).get(v, {}),
         }
+        if v in study.variants:
+            config = variant_recipe(study.variants[v], study.model, study.train, study.data)[0]
+            rows[v] |= {"own": study.variants[v], "sigmoid_bias": config.sigmoid_bias}
     return {
         "bar": meta["bar"],
         "best": best_variant(bar_rows, names) if names else None,
@@ -104,8 +111,82 @@ def residual_depths(table, depths):
     }
 
 
-def search_context(search):
-    rows = search["rows"]
+def norm_context(tables, seeds, steps):
+    """The pre-norm comparison as the report words it: how many seeds, each norm's mean exact
+    sequences, and each norm's training loss over its last 100 steps (post-norm's from the train
+    stage's logs, pre-norm's retrained here), the recipe-bound reason pre-norm scores lower."""
+    rows = tables["norm/by_seed"]
+    acc = {norm: statistics.fmean(select(rows, norm=norm)["seq_acc"]) for norm in ("post", "pre")}
+    losses = tables["train/losses"]
+    post = [statistics.fmean(select(losses, seed=s)["loss"].tolist()[-100:]) for s in seeds]
+    pre = select(rows, retrained=True)["loss_last100_mean"].tolist()
+    by_norm = {norm: by_seed(rows, "seq_acc", seeds, norm=norm) for norm in ("post", "pre")}
+    diffs = [a - b for a, b in zip(by_norm["post"], by_norm["pre"], strict=True)]  # seed by seed
+    return {
+        "seeds": len(seeds),
+        "steps": steps,
+        **acc,
+        "post_loss": (min(post), max(post)),
+        "pre_loss": (min(pre), max(pre)),
+        "diffs": (min(diffs), max(diffs)),
+    }
+
+
+def habits(diagnosis, trained):
+    """The lesson's habit guess at every diagnosed length past the trained one: of the inputs without
+    a 0, how many outputs start with 0; of those without a 9, how many end with 9. A habit counts as
+    learned where the outputs follow it more often than not at some such length."""
+    at = diagnosis["lengths"]
+    lengths = {
+        int(n): {"starts": d["starts_with_0_given_no_0"], "ends": d["ends_with_9_given_no_9"]}
+        for n, d in at.items()
+        if int(n) != trained and d["starts_with_0_given_no_0"] is not None
+    }
+    learned = lambda key: any(h[key] > 0.5 for h in lengths.values())  # noqa: E731
+    return {"lengths": lengths, "starts_learned": learned("starts"), "ends_learned": learned("ends")}
+
+
+def shortest(per_seed, train_lengths):
+    """The lesson's model on the study's short inputs (mean exact sequences over seeds): one digit
+    (`single`), and every length from 2 up to the longest trained that training never drew."""
+    mine = select(per_seed, variant="pipeline")
+    mean = lambda n: statistics.fmean(select(mine, length=n)["seq_acc"])  # noqa: E731
+    return {"single": mean(1), "shorter": {n: mean(n) for n in shorter_untrained(train_lengths)}}
+
+
+def jacobian_context(sweep):
+    """The whole model's Jacobian at the shallowest stack, with and without the sum, per norm (the right
+    panel's left end, where the lines without the sum sit above those with it), and the encoder's
+    without the sum at the shallowest and the deepest stack (post-norm)."""
+    first, last = sweep.iloc[0], sweep.iloc[-1]
+    return {
+        norm: {k: float(first[f"source_to_output_{norm}_{k}"]) for k in ("with_sum", "without_sum")}
+        for norm in ("post", "pre")
+    } | {
+        "layers": int(first["layers"]),
+        "deepest": int(last["layers"]),
+        "encoder_without": [float(row["encoder_post_without_sum"]) for row in (first, last)],
+    }
+
+
+def searched(row, bar):
+    """A search row as the report shows it: its reach under the study's rule for its variants (mean
+    and every seed), and a stopped row's message without the trainer's guess at the cause (a row of
+    the same recipe trains on another seed: the guess is not the data's)."""
+    shown = row | {"reach": row_reach(row, bar)}
+    if "failed" in row:
+        shown["failed"] = row["failed"].split("; the likely cause")[0]
+    return shown
+
+
+def positionless(search):
+    """The recipe of the search's row with no position vectors («no es por la posición»)."""
+    row = next((r for r in search["rows"] if r["name"] == POSITIONLESS_ROW), None)
+    return row and {"steps": row["recipe"]["train"]["steps"], "dropout": row["recipe"]["model"]["dropout"]}
+
+
+def search_context(search, rows):
+    """The search's rows (`rows`: with the bar's reach recomputed) ranked by reach, the furthest first."""
     reach = lambda r: (r["reach"], r.get("acc_20") or 0, r.get("acc_40") or 0)  # noqa: E731
     ranked = sorted(rows, key=reach, reverse=True)
     return {"rows": rows, "best": ranked[0] if ranked else None, "bar": search["bar"]}
@@ -118,12 +199,20 @@ def report_context(params: ReportParams, m, claims, environment):
     tables, trained = m["tables"], max(params.data.train_lengths)
     accuracy, greedy = tables["evaluate/accuracy"], tables["evaluate/by_seed"]
     final = by_seed(tables["train/losses"], "loss", seeds, steps=params.train.steps)
+    # the frozen search's reach, read under the study's rule for its variants (mean and every seed)
+    search_rows = [searched(r, params.study.bar) for r in m["search"]["rows"]]
     return {
         "counts": counts(claims),
         "claims": claims,
         "by_id": by_id,
         "lesson": {e["id"]: e["expected"] for e in load_claims()},
         "summary": [by_id[i] for i in SUMMARY if i in by_id],
+        "digits_summary": [by_id[i] for i in DIGITS_SUMMARY if i in by_id],
+        "norm": norm_context(tables, seeds[: params.norm_count], params.train.steps),
+        "habits": habits(m["diagnosis"], trained),
+        "shortest": shortest(tables["study/per_seed"], params.data.train_lengths),
+        "jacobian": jacobian_context(tables["probe/jacobian_sweep"]),
+        "positionless": positionless(m["search"]),
         "lesson_map": lesson_map(by_id),
         "seeds": list(seeds),
         "test_size": params.data.test_size,
@@ -140,9 +229,9 @@ def report_context(params: ReportParams, m, claims, environment):
         "attention_share": cross_attention_share(m["diagnosis"], trained),
         "probe": m["probe"],
         "depths": residual_depths(tables["probe/residual_table"], params.probe_depths),
-        "study": study_context(tables, m["study_meta"], m["diagnosis"]),
-        "search": search_context(m["search"]),
-        "confirmation": confirmation(params.study, m["search"]["rows"]),
+        "study": study_context(tables, m["study_meta"], m["diagnosis"], params.study),
+        "search": search_context(m["search"], search_rows),
+        "confirmation": confirmation(params.study, search_rows),
         "benchmark": m["benchmark"],
         "environment": environment,
         "params": params,

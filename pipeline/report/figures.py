@@ -8,36 +8,30 @@ from pathlib import Path
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from pipeline.report.inputs import memory_tokens, read_json, read_numbers, read_rows
-from pipeline.report.style import legend_centred, plt, save
+from pipeline.report.style import ENGLISH, legend_centred, plt, save
 
 NORM_COLORS = {"post": "cb:blue", "pre": "cb:orange"}
 SUM_STYLES = {"with_sum": "o-", "without_sum": "x--"}
-PATHS = {"encoder": "encoder: embedding → memory", "source_to_output": "whole model: embedding → output"}
-JACOBIAN_NOTE = (  # what the reader sees, in words
-    "Jacobian-vector norm at initialisation as depth grows. Solid: with the residual sum; dashed: without.\n"
-    "A dashed line above its solid one: without the sum, the output moves more for the same nudge of the\n"
-    "input. Each added layer multiplies a line by the factor in its legend (under 1: the line falls)"
-)
+PATHS = ("encoder", "source_to_output")  # the Jacobian's two paths, each a panel
 
 
-def plot_loss(losses_by_seed, floor, lesson_losses, path):
+def plot_loss(losses_by_seed, floor, lesson_losses, path, w=ENGLISH):
     """Lesson 10, "La pérdida y su piso": every seed's loss, the lesson's printed losses and the floor
-    label smoothing sets. `lesson_losses`: {step: the loss the lesson printed}."""
+    label smoothing sets. `lesson_losses`: {step: the loss the lesson printed}; `w`: the edition's words."""
     fig, ax = plt.subplots(figsize=(7, 4))
     for i, losses in enumerate(losses_by_seed):
-        label = f"each of our {len(losses_by_seed)} seeds" if i == 0 else None
+        label = w("loss.seeds", seeds=len(losses_by_seed)) if i == 0 else None
         ax.plot(range(1, len(losses) + 1), losses, lw=0.6, alpha=0.55, color="cb:blue", label=label)
     steps, printed = list(lesson_losses), list(lesson_losses.values())
-    ax.scatter(steps, printed, marker="D", s=40, color="cb:red", zorder=3, label="the lesson's printed loss")
-    ax.axhline(floor, color="black", ls="--", lw=1.2, label=f"floor (entropy of q) = {floor:.3f}")
-    ax.set(yscale="log", ylim=(floor * 0.9, None), title="Training loss and its floor under label smoothing")
-    ax.set_xlabel("training step (one batch of 64 sequences)")
-    ax.set_ylabel("label-smoothed cross-entropy (nats, log scale)")
+    ax.scatter(steps, printed, marker="D", s=40, color="cb:red", zorder=3, label=w("loss.lesson"))
+    ax.axhline(floor, color="black", ls="--", lw=1.2, label=w("loss.floor", floor=floor))
+    ax.set(yscale="log", ylim=(floor * 0.9, None), title=w("loss.title"))
+    ax.set(xlabel=w("loss.x"), ylabel=w("loss.y"))
     ax.legend(loc="upper right", fontsize=8)
-    save(fig, path)
+    save(fig, path, w.lang)
 
 
-def plot_length_accuracy(table_path, trained_lengths, lesson_table, path):
+def plot_length_accuracy(table_path, trained_lengths, lesson_table, path, w=ENGLISH):
     """Lesson 10, "Secuencias perfectas según el largo": exact sequences by input length, our seeds
     against the lesson's one run (`lesson_table`: {length: fraction})."""
     rows = read_numbers(table_path)
@@ -47,21 +41,22 @@ def plot_length_accuracy(table_path, trained_lengths, lesson_table, path):
     high = [100 * (r["seq_acc_max"] - r["seq_acc"]) for r in rows]
     colors = ["cb:green" if n in trained_lengths else "cb:blue" for n in lengths]
     fig, ax = plt.subplots(figsize=(7, 4))
-    ax.bar(lengths, mean, width=1.2, color=colors, alpha=0.8, label="this replication: mean of seeds")
-    ax.errorbar(lengths, mean, [low, high], fmt="none", ecolor="black", capsize=4, label="range over seeds")
+    ax.bar(lengths, mean, width=1.2, color=colors, alpha=0.8, label=w("length.ours"))
+    ax.errorbar(lengths, mean, [low, high], fmt="none", ecolor="black", capsize=4, label=w("length.range"))
     stated = [(n, 100 * v) for n, v in lesson_table.items() if n in lengths]
     if stated:  # only where this run tested the lesson's lengths
-        ax.scatter(*zip(*stated, strict=True), marker="D", color="cb:red", zorder=3, label="lesson 10")
+        ax.scatter(*zip(*stated, strict=True), marker="D", color="cb:red", zorder=3, label=w("length.lesson"))
     for n, m in zip(lengths, mean, strict=True):
-        ax.annotate(f"{m:.1f}%", (n + 0.62, 2), ha="left", fontsize=8, rotation=90)
-    ax.set_xticks(lengths, [f"{n}\n(trained)" if n in trained_lengths else str(n) for n in lengths])
-    ax.set(ylim=(0, 110), title="Greedy exact-sequence accuracy by input length (trained on green)")
-    ax.set(xlabel="input length (digits)", ylabel="sequences sorted exactly (%)")
+        ax.annotate(w.pct(m / 100), (n + 0.62, 2), ha="left", fontsize=8, rotation=90)
+    trained = w("length.trained")
+    ax.set_xticks(lengths, [f"{n}\n{trained}" if n in trained_lengths else str(n) for n in lengths])
+    ax.set(ylim=(0, 110), title=w("length.title"))
+    ax.set(xlabel=w("length.x"), ylabel=w("length.y"))
     ax.legend(loc="upper left", fontsize=8)
-    save(fig, path)
+    save(fig, path, w.lang)
 
 
-def plot_cross_attention(example_path, path):
+def plot_cross_attention(example_path, path, w=ENGLISH):
     """The decoder's cross-attention on the lesson's example: which input digit each step reads."""
     example = read_json(example_path)
     layers = example["cross_attention"]  # [layer][head][output step][input position]
@@ -69,7 +64,7 @@ def plot_cross_attention(example_path, path):
     size = (2.3 * n_heads + 1, 2.4 * n_layers + 0.6)
     fig, axes = plt.subplots(n_layers, n_heads, figsize=size, squeeze=False)
     memory, emitted = memory_tokens(example), [str(d) for d in example["output"]]
-    steps = [f"{r}→{e}" for r, e in zip(["BOS"] + emitted[:-1], emitted, strict=True)]  # reads → emits
+    steps = [w("cross.step", read=r, wrote=e) for r, e in zip(["BOS"] + emitted[:-1], emitted, strict=True)]
     for i, layer in enumerate(layers):
         for h, weights in enumerate(layer):
             ax = axes[i][h]
@@ -77,106 +72,99 @@ def plot_cross_attention(example_path, path):
             ax.set_xticks(range(len(memory)), memory, fontsize=7)
             ax.set_yticks(range(len(emitted)), steps if h == 0 else [], fontsize=7)
             ax.grid(False)
-            ax.set_title(f"layer {i + 1}, head {h + 1}", fontsize=9)
+            ax.set_title(w("cross.panel", layer=i + 1, head=h + 1), fontsize=9)
             if h == 0:
-                ax.set_ylabel("decoder step: reads → emits")
-            if i == n_layers - 1:
-                ax.set_xlabel("input digit (position)")
-    fig.colorbar(image, ax=axes, shrink=0.7, label="attention weight")
-    fig.suptitle(
-        f"Cross-attention while sorting {' '.join(map(str, example['input']))} (seed {example['seed']}): "
-        "each step looks up the next digit",
-        fontsize=10,
-    )
-    save(fig, path)
+                ax.set_ylabel(w("cross.y"))
+    fig.supxlabel(w("cross.x"), fontsize=10)  # once under every panel: a long label fits
+    fig.colorbar(image, ax=axes, shrink=0.7, label=w("attention_weight"))
+    digits = " ".join(map(str, example["input"]))
+    fig.suptitle(w("cross.title", digits=digits, seed=example["seed"]), fontsize=10)
+    save(fig, path, w.lang)
 
 
-def plot_residual(table_path, path):
+def plot_residual(table_path, path, w=ENGLISH):
     """Lesson 6's residual cell: d(output)/d(one input coordinate) through 12 stacked FFNs."""
     rows = read_numbers(table_path)
     layers = [int(r["layers"]) for r in rows]
     fig, ax = plt.subplots(figsize=(7, 4))
-    for key, label, color in [
-        ("with_sum", "with the sum x + FFN(x)", "cb:green"),
-        ("without_sum", "without the sum: FFN(x)", "cb:red"),
-    ]:
+    for key, color in [("with_sum", "cb:green"), ("without_sum", "cb:red")]:
         difference, exact = [r[f"{key}_fd"] for r in rows], [r[f"{key}_autograd"] for r in rows]
-        ax.plot(layers, difference, "o-", color=color, label=f"{label}: finite difference")
+        ax.plot(layers, difference, "o-", color=color, label=w(f"residual.{key}"))
         ax.plot(layers, exact, "x", color="black", ms=8)
-    ax.plot([], [], "x", color="black", label="exact (autograd Jacobian-vector product)")
+    ax.plot([], [], "x", color="black", label=w("residual.exact"))
     ax.set(yscale="log", xticks=layers)
-    ax.set_title("How much the output moves when one input coordinate moves (lesson 6)")
-    ax.set(xlabel="stacked position-wise FFNs (layers)", ylabel="||d output / d x[0, 0]|| (log scale)")
+    ax.set_title(w("residual.title"))
+    ax.set(xlabel=w("residual.x"), ylabel=w("residual.y"))
     ax.legend(fontsize=8, loc="lower left")
-    save(fig, path)
+    save(fig, path, w.lang)
 
 
-def plot_gradient_depth(grad_path, path):
+def plot_gradient_depth(grad_path, path, w=ENGLISH):
     """The loss gradient at each sublayer's input through the real model's depth."""
     rows = read_rows(grad_path)
-    names = [f"{r['stack'][:3]}{int(r['layer']) + 1} {r['sublayer'].replace('_attn', '')}" for r in rows]
+    names = [w("gradient.sublayer", stack=w(f"gradient.{r['stack']}"), layer=int(r["layer"]) + 1,
+               kind=w(f"gradient.{r['sublayer']}")) for r in rows]  # fmt: skip
     fig, ax = plt.subplots(figsize=(8, 4.2))
     gradients = {f"{n}_{when}": (n, when == "trained") for n in NORM_COLORS for when in ("init", "trained")}
     for column in [c for c in rows[0] if c in gradients]:  # the table's order: the figure's layers
         norm, trained = gradients[column]
         values = [float(r[column]) if r[column] else float("nan") for r in rows]
-        label = f"{norm}-norm, {'after training' if trained else 'at initialisation'}"
+        label = w("gradient.trained" if trained else "gradient.init", norm=norm)
         ax.plot(range(len(rows)), values, "o-" if trained else "s--", color=NORM_COLORS[norm], label=label)
     for norm, x in (("post", len(rows) - 0.6), ("pre", len(rows) - 0.3)):  # the report's ratios
         v, color = [float(r[f"{norm}_init"]) for r in rows], NORM_COLORS[norm]
         encoder = [g for g, r in zip(v, rows, strict=True) if r["stack"] == "encoder"]
         ax.hlines(v[0], 0, x, color=color, ls=":", lw=0.8)  # the bottom's level, carried to the top's
         ax.annotate("", (x, v[0]), (x, v[-1]), arrowprops={"arrowstyle": "<->", "color": color})
-        ratios = f"bottom / top:\n{v[0] / v[-1]:.3f}\nencoder\nmax / min:\n{max(encoder) / min(encoder):.2f}"
+        ratios = w("gradient.ratios", bottom=v[0] / v[-1], spread=max(encoder) / min(encoder))
         ax.text(len(rows) - 0.1, (v[0] * v[-1]) ** 0.5, ratios, color=color, fontsize=7.5, va="center")
     ax.set(yscale="log", xlim=(-0.5, len(rows) + 1.3))  # room on the right for the ratios
     ax.set_xticks(range(len(rows)), names, rotation=45, ha="right", fontsize=8)
-    ax.set_title("Gradient of the loss at each sublayer's input, bottom (left) to top (right)")
-    ax.set(xlabel="sublayer (encoder, then decoder)", ylabel="||d loss / d x|| (log scale)")
+    ax.set_title(w("gradient.title"))
+    ax.set(xlabel=w("gradient.x"), ylabel=w("gradient.y"))
     ax.legend(fontsize=8)
-    save(fig, path)
+    save(fig, path, w.lang)
 
 
-def plot_jacobian_sweep(sweep_path, path):
+def plot_jacobian_sweep(sweep_path, path, w=ENGLISH):
     """Input-output Jacobian norm at initialisation as layers are stacked, with and without sums."""
     rows = read_numbers(sweep_path)
     layers = [int(r["layers"]) for r in rows]
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.4))
-    for ax, (stack, title) in zip(axes, PATHS.items(), strict=True):
+    for ax, stack in zip(axes, PATHS, strict=True):
         for norm, sums in product(NORM_COLORS, SUM_STYLES):
             key = f"{stack}_{norm}_{sums}"
             if key in rows[0]:
                 values = [max(r[key], 1e-300) for r in rows]  # a zero stays on the log scale
                 factor = (values[-1] / values[0]) ** (1 / (layers[-1] - layers[0]))  # geometric mean
-                label = f"{norm}-norm, {sums.replace('_', ' ')}: ×{factor:.3f} a layer"
+                label = w(f"jacobian.{sums}", norm=norm, factor=factor)
                 ax.plot(layers, values, SUM_STYLES[sums], color=NORM_COLORS[norm], label=label)
-        ax.set(yscale="log", title=title, xlabel="layers per stack", ylabel="||J v|| (log scale)")
+        ax.set(yscale="log", title=w(f"jacobian.{stack}"), xlabel=w("jacobian.x"), ylabel=w("jacobian.y"))
         ax.legend(fontsize=7)
-    fig.suptitle(JACOBIAN_NOTE, fontsize=9.5, y=1.06)
-    save(fig, path)
+    fig.suptitle(w("jacobian.title"), fontsize=9.5, y=1.06)
+    save(fig, path, w.lang)
 
 
-def plot_layernorm(cell_path, probe_metrics, path):
+def plot_layernorm(cell_path, probe_metrics, path, w=ENGLISH):
     """Lesson 6's LayerNorm cell: each row normalised on its own, and what touching row 4 does."""
     rows = read_numbers(cell_path)
     index = [int(r["row"]) for r in rows]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), gridspec_kw={"width_ratios": [3, 2]})
-    stages = [("in", "input"), ("out", "LayerNorm"), ("affine", "γ = 4, β = −1")]
-    for offset, (key, label) in enumerate(stages):
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10.5, 4.2), gridspec_kw={"width_ratios": [3, 2]})
+    for offset, key in enumerate(("in", "out", "affine")):
         xs = [i + (offset - 1) * 0.25 for i in index]
         means, deviations = [r[f"{key}_mean"] for r in rows], [r[f"{key}_std"] for r in rows]
-        left.errorbar(xs, means, yerr=deviations, fmt="o", capsize=3, label=label)
-    left.set_xticks(index, [f"row {i}" for i in index])
-    left.set_title("Each row's mean (dot) ± its deviation (whisker)")
-    left.set(xlabel="position (row of X)", ylabel="value")
+        left.errorbar(xs, means, yerr=deviations, fmt="o", capsize=3, label=w(f"layernorm.{key}"))
+    left.set_xticks(index, [w("layernorm.row", row=i) for i in index])
+    left.set_title(w("layernorm.left"))
+    left.set(xlabel=w("layernorm.x"), ylabel=w("layernorm.y"))
     legend_centred(left, -0.16, ncol=3, fontsize=8)  # under the axis: no whisker hidden
     shifts = [probe_metrics[f"layernorm_row0_shift_per_{along}"] for along in ("row", "column")]
-    right.bar(["per row\n(LayerNorm)", "per column\n(batch-style)"], shifts, color=["cb:green", "cb:red"])
+    right.bar([w("layernorm.per_row"), w("layernorm.per_column")], shifts, color=["cb:green", "cb:red"])
     for i, v in enumerate(shifts):
-        right.annotate(f"{v:.3f}", (i, v), textcoords="offset points", xytext=(0, 4), ha="center")
-    right.set(title="Row 4 += 10: how far row 0 moves", ylabel="max |change in row 0|")
+        right.annotate(w("value3", value=v), (i, v), textcoords="offset points", xytext=(0, 4), ha="center")
+    right.set(title=w("layernorm.right"), ylabel=w("layernorm.right_y"))
     right.set_ylim(0, max(shifts) * 1.25)
-    save(fig, path)
+    save(fig, path, w.lang)
 
 
 # ------------------------------------------------------------- the seeds of trained claims
@@ -185,7 +173,7 @@ COLUMNS = 4
 SHADE = {"pass": "cb:green", "fail": "cb:red", "wide": "grey"}
 
 
-def plot_seed_distributions(claims, path):
+def plot_seed_distributions(claims, path, w=ENGLISH):
     """One small panel per trained claim, zoomed so that the interval's edges show."""
     trained = [c for c in claims if c.per_seed]
     rows = math.ceil(len(trained) / COLUMNS)
@@ -203,23 +191,25 @@ def plot_seed_distributions(claims, path):
         ax.scatter(values[:-3], [0] * len(c.per_seed), s=22, color="cb:blue", alpha=0.7, zorder=3)
         ax.scatter([scale * c.lesson_value], [0], marker="D", s=46, color="cb:red", zorder=4)
         ax.set(xlim=(min(values) - pad, max(values) + pad), yticks=[], ylim=(-1, 1))
-        ax.set_title(f"{c.id} ({'cannot discriminate' if c.undecided else c.status})", fontsize=8.5)
+        verdict = w("seeds.undecided" if c.undecided else f"seeds.{c.status}")
+        ax.set_title(w.text(f"{w.given('claims', c.id)} ({verdict})"), fontsize=8.5)
         ax.tick_params(axis="x", labelsize=7.5)
         ax.xaxis.set_major_locator(plt.MaxNLocator(4))
-        ax.set_xlabel("%" if c.percent else "loss (nats)", fontsize=7.5, labelpad=1)
+        ax.set_xlabel("%" if c.percent else w("seeds.loss"), fontsize=7.5, labelpad=1)
     for ax in list(axes.flat)[len(trained) :]:
         ax.axis("off")
     handles = [
-        plt.Line2D([], [], marker="o", ls="", color="cb:blue", label="one training seed"),
-        plt.Line2D([], [], marker="D", ls="", color="cb:red", label="the lesson's value"),
-        plt.Rectangle((0, 0), 1, 1, color="cb:green", alpha=0.3, label="prediction interval (pass)"),
-        plt.Rectangle((0, 0), 1, 1, color="grey", alpha=0.3, label="too wide to discriminate"),
+        plt.Line2D([], [], marker="o", ls="", color="cb:blue", label=w("seeds.seed")),
+        plt.Line2D([], [], marker="D", ls="", color="cb:red", label=w("seeds.lesson")),
+        plt.Rectangle((0, 0), 1, 1, color="cb:green", alpha=0.3, label=w("seeds.band")),
+        plt.Rectangle((0, 0), 1, 1, color="grey", alpha=0.3, label=w("seeds.wide")),
     ]
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.95 / height))
-    title = "Every trained claim: the lesson's one run against our seeds"
-    fig.suptitle(title, y=1 - 0.15 / height, fontsize=11)
+    fig.suptitle(
+        w("seeds.title", seeds=len(trained[0].per_seed) if trained else 0), y=1 - 0.15 / height, fontsize=11
+    )
     legend_centred(fig, 1 - 0.45 / height, ncol=4, fontsize=9, handles=handles, frameon=False)
-    save(fig, path)
+    save(fig, path, w.lang)
 
 
 # -------------------------------------------------------------------------- the speed report
@@ -232,77 +222,89 @@ def load_benchmark(data):
     return {"metrics": read_json(json_path)} | {path.stem: read_rows(path) for path in csvs}
 
 
-def plot_benchmark(data, path):
+def plot_benchmark(data, path, w=ENGLISH):
     """Four panels from `data` (metrics/benchmark.json): the training step against nn.Transformer, greedy
     decoding with and without the cache, evaluation throughput, and three seeds at once against one."""
     t = load_benchmark(data)
     m = t["metrics"]
-    fig, axes = plt.subplots(2, 2, figsize=(11, 7.5))
-    draw_train_step(axes[0, 0], t["train_step"], m)
-    draw_decoding(axes[0, 1], t["decoding"], m)
-    draw_throughput(axes[1, 0], t["throughput"])
-    draw_seeds(axes[1, 1], t["seeds"], m)
-    mode = f", numerics {m['numerics_mode']}" if "numerics_mode" in m else ""  # records before it lack it
+    fig, axes = plt.subplots(2, 2, figsize=(13, 9))
+    draw_train_step(axes[0, 0], t["train_step"], m, w)
+    draw_decoding(axes[0, 1], t["decoding"], m, w)
+    draw_throughput(axes[1, 0], t["throughput"], w)
+    draw_seeds(axes[1, 1], t["seeds"], m, w)
+    mode = m.get("numerics_mode", "?")  # records before it lack it
     fig.suptitle(
-        f"Speed on {m['cpu']} ({m['cpu_count']} cores), torch {m['torch']}, {m['threads']} thread{mode}; "
-        f"load average {m['load_average_before']:.2f} before the run, {m['load_average_after']:.2f} after it",
+        w("speed.title", cpu=m["cpu"], cores=m["cpu_count"], torch=m["torch"], threads=m["threads"],
+          mode=mode, before=m["load_average_before"], after=m["load_average_after"]),
         fontsize=10,
-    )
+    )  # fmt: skip
     fig.tight_layout()
-    save(fig, path)
+    save(fig, path, w.lang)
 
 
-def draw_train_step(ax, rows, m):
+def draw_train_step(ax, rows, m, w):
     """Our training step against nn.Transformer's, median and quartiles."""
-    names, median = [r["implementation"] for r in rows], [float(r["median_ms"]) for r in rows]
+    names = [w.given("implementations", r["implementation"]) for r in rows]
+    median = [float(r["median_ms"]) for r in rows]
     low = [float(r["median_ms"]) - float(r["q1_ms"]) for r in rows]  # the whiskers' lengths
     high = [float(r["q3_ms"]) - float(r["median_ms"]) for r in rows]
     ax.barh(names, median, xerr=[low, high], color=["cb:blue"] + ["tab:gray"] * (len(rows) - 1), capsize=3)
     ax.invert_yaxis()
     for i, value in enumerate(median):
-        note = f"{value:.1f} ms" + (f", {value / median[0]:.2f}x ours" if i else "")
+        note = w("speed.ms_against", ms=value, times=value / median[0]) if i else w("speed.ms", ms=value)
         ax.text(value + high[i], i, "  " + note, va="center", fontsize=8)
-    ax.set_title(f"Training step, one thread (ours {m['train_step_speedup']:.2f}x faster)")
-    ax.set(xlabel="ms per step (median, quartiles)", xlim=(0, max(median) * 1.6))
+    ax.set_title(w("speed.step_title", times=m["train_step_speedup"]))
+    ax.set(xlabel=w("speed.step_x"), xlim=(0, max(median) * 1.6))
 
 
-def draw_decoding(ax, rows, m):
+def draw_decoding(ax, rows, m, w):
     """Greedy decoding time by output length, re-running the decoder against the cache."""
     lengths = [int(r["length"]) for r in rows]
-    for key, fmt, how in [("uncached", "o-", "re-running the decoder"), ("cached", "s-", "key/value cache")]:
+    for key, fmt in [("uncached", "o-"), ("cached", "s-")]:
         growth = m[f"decode_growth_exponent_{key}"]
-        ax.loglog(lengths, [float(r[f"{key}_ms"]) for r in rows], fmt, label=f"{how} (~n^{growth:.1f})")
+        ax.loglog(lengths, [float(r[f"{key}_ms"]) for r in rows], fmt, label=w(f"speed.{key}", growth=growth))
     for r in rows:  # each speed-up beside a dotted line from one time to the other, clear of the axis
         n, times = int(r["length"]), (float(r["cached_ms"]), float(r["uncached_ms"]))
         ax.vlines(n, *times, color="grey", ls=":", lw=1)
         ax.text(
-            n * 1.04, (times[0] * times[1]) ** 0.5, f"{float(r['speedup']):.1f}x", fontsize=8, va="center"
+            n * 1.04,
+            (times[0] * times[1]) ** 0.5,
+            w("speed.faster", times=float(r["speedup"])),
+            fontsize=8,
+            va="center",
         )
     ax.set_xticks(lengths, [str(n) for n in lengths])
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_title(f"Greedy decoding, {m['decode_rows']} sequences (labels: speed-up)")
-    ax.set(xlabel="output length n (tokens)", ylabel="ms per batch (median)")
+    ax.set_title(w("speed.decoding_title", rows=m["decode_rows"]))
+    ax.set(xlabel=w("speed.decoding_x"), ylabel=w("speed.decoding_y"))
     ax.legend(fontsize=8)
 
 
-def draw_throughput(ax, rows):
-    ax.barh([r["decoder"] for r in rows], [float(r["sequences_per_s"]) for r in rows], color="cb:green")
+def draw_throughput(ax, rows, w):
+    names = [w.given("decoders", r["decoder"]) for r in rows]
+    ax.barh(names, [float(r["sequences_per_s"]) for r in rows], color="cb:green")
     ax.invert_yaxis()
     ax.xaxis.set_major_locator(MaxNLocator(5))  # thousands of sequences: few ticks stay readable
-    ax.set(title="Evaluation throughput, length 10, one thread", xlabel="sequences per second")
+    ax.set(title=w("speed.throughput_title"), xlabel=w("speed.throughput_x"))
 
 
-def draw_seeds(ax, rows, m):
+def draw_seeds(ax, rows, m, w):
     """Wall time of one seed against every seed side by side, with what the cores allow (seeds / cores
     times one seed)."""
     walls = [float(r["wall_s"]) for r in rows]
-    template = "{setup}\n{seeds} seed(s), {processes} proc.\n{share:.0%} core each"
-    labels = [template.format(**r, share=float(r["cpu_share"])) for r in rows]
+    labels = [
+        w("speed.setup", setup=w.given("setups", r["setup"]), seeds=r["seeds"], processes=r["processes"],
+          share=100 * float(r["cpu_share"]), seeds_word=w.plural("speed.seeds_word", r["seeds"]),
+          processes_word=w.plural("speed.processes_word", r["processes"]))
+        for r in rows
+    ]  # fmt: skip
     ax.bar(labels, walls, color=["cb:blue"] + ["cb:orange"] * (len(rows) - 1))
     ideal = m["seeds_ratio_ideal"]
-    ax.axhline(ideal * walls[0], color="black", ls="--", lw=1, label=f"seeds / cores: {ideal:g}x one seed")
+    ax.axhline(ideal * walls[0], color="black", ls="--", lw=1)
+    ax.text(-0.38, 0.97 * ideal * walls[0], w("speed.ideal", times=ideal), va="top", fontsize=8)  # under it
     for i, r in enumerate(rows):
-        ax.text(i, walls[i], f"{float(r['ratio_to_one']):.2f}x", ha="center", va="bottom", fontsize=8)
-    ax.set(title=f"Seeds side by side, {m['seeds_steps']} steps each", ylabel="wall seconds")
-    ax.tick_params(axis="x", labelsize=8)
-    ax.legend(fontsize=8, loc="lower right")
+        as_long = w("speed.as_long", times=float(r["ratio_to_one"]))
+        ax.text(i, walls[i], as_long, ha="center", va="bottom", fontsize=8)
+    ax.set(title=w("speed.seeds_title", steps=m["seeds_steps"]), ylabel=w("speed.seeds_y"))
+    ax.set_ylim(0, max(walls) * 1.25)  # room for the labels above the bars
+    ax.tick_params(axis="x", labelsize=7.5)

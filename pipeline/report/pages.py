@@ -5,14 +5,19 @@ and the Markdown helpers they share: long prose lines wrapped for reading, table
 Same inputs, same bytes."""
 
 import re
+import statistics
 from pathlib import Path
 
 import jinja2
 import yaml
 
+from pipeline.infra import locale
 from pipeline.infra.errors import DataError
 
 WIDTH = 100
+# What a page keeps as the lessons or the code wrote it, beside what any text keeps (locale.KEPT): the
+# lessons' words between «» and a claim's id.
+KEPT = re.compile(locale.KEPT.pattern + r"|«[^»]*»|\b(?:l10|l6|paper)-[\w-]+", re.S)
 # Lines kept as they are: tables, headings, images, HTML, indented code.
 KEEP = ("|", "#", "![", "<", "    ")
 LIST_ITEM = re.compile(r"(?:[-*+]|\d+[.)]) ")
@@ -25,9 +30,9 @@ def starts_markup(word):
 
 
 def words_of(text):
-    """The words of a paragraph; a lone "%" stays with its number and "±" with the number after it,
-    so that "99.5 %", "[0.6 %-30.3 %]" and "± 0.2" never split across lines."""
-    return re.split(r"(?<!±)\s+(?!%(?:[\s:;,.)\]-]|$))", text.strip())
+    """The words of a paragraph; a lone "%" stays with its number, "±" with the number after it and "×"
+    with both, so that "99.5 %", "[0.6 %-30.3 %]", "± 0.2" and "5,182 × 10⁻⁷" never split across lines."""
+    return re.split(r"(?<![±×])\s+(?!%(?:[\s:;,.)\]-]|$)|×)", text.strip())
 
 
 def wrap_line(text, width, first="", rest=""):
@@ -66,12 +71,45 @@ def cell(value):
     return str(value).replace("|", "/")
 
 
+# The lesson's TeX as plain text: the few commands its quoted words hold.
+TEX = [
+    (r"\\text\{([^}]*)\}", r"\1"),
+    (r"\\times", "×"),
+    (r"\\quad", " "),
+    (r"\\,", " "),  # a thin space between groups of digits
+    (r"\\varphi", "φ"),
+    (r"_\{\\text\{([^}]*)\}\}", r"_\1"),
+    (r"_\{([^}]*)\}", r"_\1"),
+]
+SUPERSCRIPTS = str.maketrans("-0123456789N", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹ᴺ")
+
+
+def tex_text(words):
+    """The lesson's words with its TeX written as text: `$5.182 \\times 10^{-7}$` -> 5.182 × 10⁻⁷,
+    `d_{\\text{model}}` -> d_model, `2^{N}` -> 2ᴺ; the dollars that open and close math dropped."""
+    for pattern, replacement in TEX:
+        words = re.sub(pattern, replacement, words)
+    words = re.sub(
+        r"\^\{([-0-9N]+)\}|\^([0-9N])", lambda m: (m.group(1) or m.group(2)).translate(SUPERSCRIPTS), words
+    )
+    return re.sub(r"\s+", " ", words.replace("$", "")).strip()
+
+
 def quoted(words):
-    """The lesson's words as a table cell: as they are, or as code where they hold the lesson's TeX
-    ($, backslashes), which Markdown would otherwise typeset or eat."""
+    """The lesson's words as a table cell, between «», its TeX written as text."""
     if not words:
         return ""
-    return f"`{words}`" if any(ch in words for ch in "$\\") else f"«{cell(words)}»"
+    return f"«{cell(tex_text(words))}»"
+
+
+def ours(claim):
+    """A trained claim's seeds as the first table shows them, mean [min–max]; any other its result."""
+    values = claim.per_seed
+    if not values:
+        return claim.reproduced
+    scale, digits, unit = (100, 1, " %") if claim.percent else (1, 3, "")
+    mean, low, high = (scale * v for v in (statistics.fmean(values), min(values), max(values)))
+    return f"{mean:.{digits}f}{unit} [{low:.{digits}f}–{high:.{digits}f}]"
 
 
 # ------------------------------------------------------------------------------------- pages
@@ -79,11 +117,6 @@ def quoted(words):
 TEMPLATES = Path(__file__).parent / "templates"
 WORDS = Path(__file__).with_name("words.yaml")
 PAGES = {"README.md": "en", "README.es.md": "es", "APPENDIX.md": "en", "APPENDIX.es.md": "es"}  # language
-
-
-def pct(value, digits=1):
-    """A fraction as a percentage: 0.9841 -> "98.4 %"."""
-    return f"{100 * value:.{digits}f} %"
 
 
 @jinja2.pass_context
@@ -111,11 +144,36 @@ def translated(context, text):
     return text
 
 
-def changes(entry):
-    """What a study variant (a search row's dict, or params' Variant) changes from the study's recipe."""
+def attention_named(words, attention):
+    """An attention setting in words: one kind everywhere, or each site's (encoder/decoder/cross)."""
+    kinds = [words["recipe"]["attention"][k] for k in attention.split("/")]
+    return kinds[0] if len(kinds) == 1 else words["recipe"]["sites"].format(*kinds)
+
+
+def setting_named(words, key, value):
+    """One value a variant sets for itself, in words: "8,000 steps", "gates start at -8"."""
+    recipe = words["recipe"]
+    if key not in recipe["settings"]:
+        raise DataError(f"{WORDS.name}: no recipe words for the setting {key}")
+    lengths = ", ".join(map(str, value)) if isinstance(value, list | tuple) else value
+    pct = f"{100 * value:.0f} %" if isinstance(value, float) else value
+    value = recipe["values"].get(value, value) if isinstance(value, str) else value
+    return recipe["settings"][key].format(v=value, lengths=lengths, pct=pct)
+
+
+@jinja2.pass_context
+def changes(context, entry):
+    """What a study variant (a search row's dict, or params' Variant) changes from the study's recipe,
+    in the page's words: its positions, its attention, then each value it sets for itself."""
+    words = context["words"]
     get = entry.get if isinstance(entry, dict) else lambda key: getattr(entry, key, None)
-    done = [f"{k}={v}" for section in ("model", "train", "data") for k, v in (get(section) or {}).items()]
-    return ", ".join([f"{get('positions')}, {get('attention')}", *done])
+    done = [
+        setting_named(words, k, v)
+        for section in ("model", "train", "data")
+        for k, v in (get(section) or {}).items()
+    ]
+    named = [words["recipe"]["positions"][get("positions")], attention_named(words, get("attention"))]
+    return "; ".join([*named, *done])
 
 
 def render(context):
@@ -128,10 +186,18 @@ def render(context):
         keep_trailing_newline=True,
         autoescape=False,  # Markdown, not HTML
     )
-    env.filters.update(cell=cell, quoted=quoted, pct=pct, changes=changes)
+    env.filters.update(cell=cell, quoted=quoted, pct=locale.percent, changes=changes, ours=ours)
     env.filters.update(verdict=verdict, stated=stated, translated=translated)
+    env.filters.update(  # a variant's positions and attention in the page's words
+        positions=jinja2.pass_context(lambda c, name: c["words"]["recipe"]["positions"][name]),
+        attention=jinja2.pass_context(lambda c, name: attention_named(c["words"], name)),
+    )
     words = yaml.safe_load(WORDS.read_text())
     return {
-        page: wrap_markdown(env.get_template(f"{page}.j2").render(**context, words=words[language]))
+        page: wrap_markdown(
+            locale.localize(
+                env.get_template(f"{page}.j2").render(**context, words=words[language]), language, KEPT
+            )
+        )
         for page, language in PAGES.items()
     }

@@ -10,7 +10,7 @@ from pipeline.params import lesson
 from pipeline.report.inputs import ReportParams
 from pipeline.tokens import VOCAB
 
-STAGES = ("architecture", "train", "probe")  # those whose single numbers claims read
+STAGES = ("architecture", "data", "train", "probe")  # those whose single numbers claims read
 
 
 class Measured(dict):
@@ -179,12 +179,31 @@ def positionless_failure(search, test_lengths, bar):
     return {"by_length": by_length, "bar": bar.accuracy}
 
 
+def shorter_untrained(train_lengths):
+    """The lengths from 2 up to the longest trained one that training never drew."""
+    return [n for n in range(2, max(train_lengths)) if n not in train_lengths]
+
+
+def shorter_failure(per_seed, train_lengths, bar):
+    """«Hasta las más cortas fallan»: the lesson's model (the study's `pipeline` rows) at every length
+    from 2 up to the longest it trained on, less those it trained on, against the bar. One digit is
+    left out: sorting it is copying it."""
+    mine = per_seed[per_seed["variant"] == "pipeline"]
+    lengths = shorter_untrained(train_lengths)
+    by_length = {n: mine.loc[mine["length"] == n, "seq_acc"].tolist() for n in lengths}
+    if not all(by_length.values()):
+        raise KeyError("the study's accuracy of the lesson's model at every shorter length")
+    return {"by_length": by_length, "bar": bar.accuracy}
+
+
 def configuration(params: ReportParams):
     m, t = params.model, params.train
     return {
         "lesson_config": f"d_model {m.d_model}, {m.heads} heads, {m.layers} layers each side, d_ff {m.d_ff}, "
         f"dropout {m.dropout}",
         "adam_betas": str(tuple(t.betas)),
+        "recipe": f"lr {t.lr}, eps {t.eps}, warmup {t.warmup}, label smoothing {t.label_smoothing}, "
+        f"batch {t.batch_size}",
     }
 
 
@@ -202,7 +221,12 @@ def quantities(params: ReportParams, m, benchmark):
         "q.gemma_parameters": gemma_parameters(),
         **{f"q.{k}": v for k, v in configuration(params).items()},
         **lazily(
-            positionless=lambda: positionless_failure(m["search"], params.data.test_lengths, params.study.bar)
+            positionless=lambda: positionless_failure(
+                m["search"], params.data.test_lengths, params.study.bar
+            ),
+            shorter=lambda: shorter_failure(
+                tables["study/per_seed"], params.data.train_lengths, params.study.bar
+            ),
         ),
     }
     if "train_step_ms_ours" in benchmark:

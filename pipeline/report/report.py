@@ -14,6 +14,7 @@ from pipeline.report.context import report_context
 from pipeline.report.inputs import ReportParams, loss_table, read_json, read_losses
 from pipeline.report.pages import render
 from pipeline.report.quantities import quantities
+from pipeline.report.style import Words
 from pipeline.study.bar import confirmation
 
 SUMMARIES = ("architecture", "probe")  # metrics/<name>/summary.json
@@ -27,6 +28,7 @@ TABLES = (
     "probe/layernorm_cell",
     "probe/paths",
     "probe/residual_table",
+    "probe/jacobian_sweep",
     "study/per_seed",
     "study/bar",
 )
@@ -40,8 +42,8 @@ def read_metrics(saved, seeds):
     m["tables"] = {name: read_table(saved / f"{name}.csv") for name in TABLES} | {
         "train/losses": loss_table(m["losses"], seeds)
     }
-    m["train"], m["evaluate"] = (
-        read_json(saved / f"{name}.json") for name in ("train", "evaluate")
+    m["data"], m["train"], m["evaluate"] = (
+        read_json(saved / f"{name}.json") for name in ("data", "train", "evaluate")
     )  # headlines
     m["benchmark"] = read_json(saved / "benchmark.json")  # the frozen benchmark stage's
     m["search"] = read_json(saved / "search.json")  # the frozen search stage's
@@ -93,36 +95,46 @@ def lesson_values(prefix, suffix):
     return {int(e["id"][len(prefix) : len(e["id"]) - len(suffix)]): float(e["expected"]) for e in found}
 
 
+EDITIONS = ("en", "es")  # every figure is drawn once per edition, into figures/<edition>/
+
+
 def draw_figures(params: ReportParams, m, claims, losses, out, metrics_dir):
-    """Draw every figure into the directory `out`; `m`: each stage's metrics by stage name, read from
-    `metrics_dir`; `claims`: the judged claims; `losses`: every seed's loss, step by step."""
-    out, saved = Path(out), Path(metrics_dir)
+    """Draw every figure of every edition into the directory `out` (`out/en`, `out/es`); `m`: each
+    stage's metrics by stage name, read from `metrics_dir`; `claims`: the judged claims; `losses`:
+    every seed's loss, step by step."""
+    for lang in EDITIONS:
+        draw_edition(params, m, claims, losses, Path(out) / lang, Path(metrics_dir), Words(lang))
+
+
+def draw_edition(params: ReportParams, m, claims, losses, out, saved, w):
+    """Every figure in the words of one edition (`w`)."""
     study, probe, evaluate = saved / "study", saved / "probe", saved / "evaluate"
-    figures.plot_loss(losses, m["train"]["loss_floor"], lesson_values("l10-loss-", ""), out / "loss.png")
+    lesson_losses = lesson_values("l10-loss-", "")
+    figures.plot_loss(losses, m["train"]["loss_floor"], lesson_losses, out / "loss.png", w)
     lesson_table = lesson_values("l10-length-", "-seq")
+    length_table = evaluate / "length_table.csv"
     figures.plot_length_accuracy(
-        evaluate / "length_table.csv", params.data.train_lengths, lesson_table, out / "length_accuracy.png"
+        length_table, params.data.train_lengths, lesson_table, out / "length_accuracy.png", w
     )
-    figures.plot_seed_distributions(claims, out / "seed_distributions.png")
-    figures.plot_cross_attention(evaluate / "example.json", out / "cross_attention.png")
-    figures.plot_residual(probe / "residual_table.csv", out / "residual.png")
-    figures.plot_gradient_depth(probe / "grad_norms.csv", out / "gradient_depth.png")
-    figures.plot_jacobian_sweep(probe / "jacobian_sweep.csv", out / "jacobian_sweep.png")
-    figures.plot_layernorm(probe / "layernorm_cell.csv", m["probe"], out / "layernorm.png")
-    figures.plot_benchmark(saved / "benchmark.json", out / "benchmark.png")
+    figures.plot_seed_distributions(claims, out / "seed_distributions.png", w)
+    figures.plot_cross_attention(evaluate / "example.json", out / "cross_attention.png", w)
+    figures.plot_residual(probe / "residual_table.csv", out / "residual.png", w)
+    figures.plot_gradient_depth(probe / "grad_norms.csv", out / "gradient_depth.png", w)
+    figures.plot_jacobian_sweep(probe / "jacobian_sweep.csv", out / "jacobian_sweep.png", w)
+    figures.plot_layernorm(probe / "layernorm_cell.csv", m["probe"], out / "layernorm.png", w)
+    figures.plot_benchmark(saved / "benchmark.json", out / "benchmark.png", w)
     table, meta, diagnosis = study / "length_accuracy.csv", study / "meta.json", study / "diagnosis.json"
-    study_figures.plot_study_accuracy(table, meta, out / "study_length.png")
-    study_figures.plot_study_heatmap(table, meta, out / "study_heatmap.png")
-    study_figures.plot_study_diagnosis(diagnosis, out / "study_diagnosis.png")
-    study_figures.plot_study_attention(diagnosis, out / "study_attention.png")
-    study_figures.plot_study_counting(diagnosis, out / "study_counting.png")
+    study_figures.plot_study_accuracy(table, meta, out / "study_length.png", w)
+    study_figures.plot_study_heatmap(table, meta, out / "study_heatmap.png", w)
+    study_figures.plot_study_diagnosis(diagnosis, out / "study_diagnosis.png", w)
+    study_figures.plot_study_attention(diagnosis, out / "study_attention.png", w)
+    study_figures.plot_study_counting(diagnosis, out / "study_counting.png", w)
     chosen, bar = confirmation(params.study, m["search"]["rows"]), m["study_meta"]["bar"]
-    confirm_seeds = params.study.search_seeds.confirm
-    study_figures.plot_ladder(
-        study / "per_seed.csv", m["study_meta"], m["search"]["rows"], confirm_seeds, bar, out / "ladder.png"
-    )
+    confirm_seeds, rows = params.study.search_seeds.confirm, m["search"]["rows"]
+    ladder = out / "ladder.png"
+    study_figures.plot_ladder(study / "per_seed.csv", m["study_meta"], rows, confirm_seeds, bar, ladder, w)
     if chosen["variant"]:  # the search's choice, judged on the held-out seeds
         seeds_figure = out / "study_seeds.png"
         study_figures.plot_study_seeds(
-            study / "per_seed.csv", chosen["variant"], chosen["row"], bar, seeds_figure
+            study / "per_seed.csv", chosen["variant"], chosen["row"], bar, seeds_figure, w
         )

@@ -3,23 +3,23 @@ among them the central finding as one figure, «aprendió a ordenar secuencias d
 ordenar», as a ladder of ablations: each rung a model (a study variant or a frozen search row), every
 seed a point at every length 1-40; a rung the results lack is left out, never drawn empty."""
 
+import textwrap
+
 import numpy as np
 
+from pipeline.params.study import BarParams
 from pipeline.report.inputs import read_json, read_rows, row_accuracy, variant_accuracy
 from pipeline.report.quantities import POSITIONLESS_ROW
-from pipeline.report.style import cycle_color, grouped_bar, legend_centred, plt, save
+from pipeline.report.style import ENGLISH, cycle_color, grouped_bar, legend_centred, plt, save
+from pipeline.study.bar import at_the_bar
 
-FAILURES = [  # how an output goes wrong, then the lesson's habit guesses
-    ("missing_digit", "leaves out an input digit"),
-    ("extra_digit", "has a digit not in the input"),
-    ("starts_with_0_given_no_0", "starts with 0, input has no 0"),
-    ("ends_with_9_given_no_9", "ends with 9, input has no 9"),
-]
+# how an output goes wrong, then the lesson's habit guesses
+FAILURES = ("missing_digit", "extra_digit", "starts_with_0_given_no_0", "ends_with_9_given_no_9")
 COUNTS = ("1", "2", "3", "4", "5", "6", "7+")
 ZOOM_FLOOR = 95  # % at the bottom of the seeds figure's zoom on the bar
 
 
-def bar_panels(bar, left_title, zoom_floor, zoom_title, height):
+def bar_panels(bar, left_title, zoom_floor, zoom_title, height, w):
     """Accuracy against length in two panels, every tested length and a zoom on the bar's lengths
     from `zoom_floor` %: the bar's accuracy dashed, the end of its lengths dotted."""
     low, high = bar["lengths"]
@@ -27,48 +27,49 @@ def bar_panels(bar, left_title, zoom_floor, zoom_title, height):
     for ax in axes:
         ax.axhline(100 * bar["accuracy"], color="black", ls="--", lw=1)
         ax.axvline(high + 0.5, color="grey", ls=":", lw=1)
-        ax.set_xlabel("input length (digits)")
-    axes[0].set(ylabel="sequences sorted exactly (%)", ylim=(-2, 102), title=left_title)
+        ax.set_xlabel(w("input_length"))
+    axes[0].set(ylabel=w("sorted_exactly"), ylim=(-2, 102), title=left_title)
     axes[1].set(ylim=(zoom_floor, 100.5), xlim=(low - 0.5, high + 0.5), title=zoom_title)
     axes[1].set_xticks(range(2, high + 1, 2))
     return fig, axes
 
 
-def plot_study_accuracy(table_path, meta_path, path):
+def plot_study_accuracy(table_path, meta_path, path, w=ENGLISH):
     """Exact-sequence accuracy against input length, one line per variant with its seed range."""
     rows, meta = read_rows(table_path), read_json(meta_path)
     bar = 100 * meta["bar"]["accuracy"]
+    first, last = meta["bar"]["lengths"]
     lengths = np.array([int(r["length"]) for r in rows])
-    zoom = "Zoom on the bar (lengths 1-20, 90-100 %)"
-    fig, axes = bar_panels(meta["bar"], "All tested lengths", 90, zoom, 4.6)
+    zoom = w("study.zoom", low=first, high=last)
+    fig, axes = bar_panels(meta["bar"], w("study.all_lengths"), 90, zoom, 4.6, w)
     for i, (variant, info) in enumerate(meta["variants"].items()):
         tested = [r for r in rows if r[variant] != ""]
         x = np.array([int(r["length"]) for r in tested])
         columns = [[float(r[variant + s]) for r in tested] for s in ("", "_min", "_max")]
         mean, low, high = 100 * np.array(columns)  # each a row of the array
         span = info["train_lengths"]
-        trained_on = (
-            f"trained on {span[0]}" + (f"-{span[-1]}" if len(span) > 1 else "") if span else "set by hand"
-        )
+        label = w.given("variants", variant)
+        if span:  # the hand-set model trains on nothing: its name says so
+            label += (
+                " ("
+                + w("study.trained_on", lengths=f"{span[0]}" + (f"-{span[-1]}" if len(span) > 1 else ""))
+                + ")"
+            )
         style = "--" if info.get("attention", "softmax") != "softmax" else "-"  # other attention dashed
         color, trained = cycle_color(i), np.isin(x, span)
         for ax in axes:
-            ax.plot(x, mean, style, color=color, lw=1.5, label=f"{variant} ({trained_on})")
+            ax.plot(x, mean, style, color=color, lw=1.5, label=label)
             ax.fill_between(x, low, high, color=color, alpha=0.18, lw=0)
             ax.plot(x[trained], mean[trained], "o", color=color, ms=4)
     beside = {"textcoords": "offset points", "fontsize": 8}
     axes[0].annotate(f"{bar:.0f} %", (lengths.max(), bar), xytext=(-20, -12), **beside)
-    axes[0].annotate("bar: lengths 1-20", (20.5, 50), xytext=(4, 0), **beside)
+    axes[0].annotate(w("study.bar_lengths", low=first, high=last), (last + 0.5, 50), xytext=(4, 0), **beside)
     axes[1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
-    fig.suptitle(
-        "Length generalisation: mean over seeds, band = seed range, dots = trained lengths, "
-        "dashed = attention other than softmax, black dashed = the bar",
-        fontsize=10,
-    )
-    save(fig, path)
+    fig.suptitle(w("study.title"), fontsize=10, y=1.05)  # two lines, clear of the panel titles
+    save(fig, path, w.lang)
 
 
-def plot_study_heatmap(table_path, meta_path, path):
+def plot_study_heatmap(table_path, meta_path, path, w=ENGLISH):
     """Every variant at every tested length at a glance: one row per variant, the mean over seeds as
     a colour and a number, trained lengths outlined, the bar's lengths left of the dotted line."""
     rows, meta = read_rows(table_path), read_json(meta_path)
@@ -80,55 +81,54 @@ def plot_study_heatmap(table_path, meta_path, path):
         if np.isnan(value):
             continue
         # one decimal near the bar, so that 98.6 never reads as 99
-        text = "100" if value >= 99.95 else f"{value:.1f}" if value >= 90 else f"{value:.0f}"
+        text = "100" if value >= 99.95 else w("value1", value=value) if value >= 90 else f"{value:.0f}"
         ax.text(j, i, text, ha="center", va="center", fontsize=7, color="black" if value > 55 else "white")
         if lengths[j] in meta["variants"][variants[i]]["train_lengths"]:
             ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=1.2, ec="black"))
-    if 20 in lengths:  # the bar's lengths 1-20 end here
-        ax.axvline(lengths.index(20) + 0.5, color="cb:red", ls=":", lw=1.6)  # seen on dark and light
+    low, high = meta["bar"]["lengths"]
+    if high in lengths:  # the bar's lengths end here
+        ax.axvline(lengths.index(high) + 0.5, color="cb:red", ls=":", lw=1.6)  # seen on dark and light
     ax.set_xticks(range(len(lengths)), lengths, fontsize=7)
-    ax.set_yticks(range(len(variants)), variants, fontsize=8)
+    ax.set_yticks(range(len(variants)), [w.given("variants", v) for v in variants], fontsize=8)
     ax.grid(False)
-    ax.set_xlabel("input length (digits); outlined: trained on; dotted line: end of the bar's lengths 1-20")
-    fig.colorbar(image, ax=ax, fraction=0.025, pad=0.01, label="sorted exactly (%)")
-    ax.set_title("Exact-sequence accuracy by variant and length, mean over seeds (%)", fontsize=10)
-    save(fig, path)
+    ax.set_xlabel(w("heatmap.x", low=low, high=high))
+    fig.colorbar(image, ax=ax, fraction=0.025, pad=0.01, label=w("sorted_exactly"))
+    ax.set_title(w("heatmap.title"), fontsize=10)
+    save(fig, path, w.lang)
 
 
-def plot_study_diagnosis(diagnosis_path, path):
+def plot_study_diagnosis(diagnosis_path, path, w=ENGLISH):
     """Why the pipeline's model fails: how fast its outputs move through the sorted input, where its
     outputs go wrong, and the lesson's habit guesses."""
     diag = read_json(diagnosis_path)
     d, ref = diag["lengths"], max(diag["trained_lengths"])
     lengths = sorted(int(n) for n in d)
-    fig, (ranks, hits, fails) = plt.subplots(1, 3, figsize=(14, 4.2))
+    fig, (ranks, hits, fails) = plt.subplots(1, 3, figsize=(15.5, 4.4))
     for n, color in zip(lengths, plt.cm.viridis(np.linspace(0, 0.9, len(lengths))), strict=True):
         steps, at = np.arange(n), d[str(n)]
-        ranks.plot(steps, at["emitted_rank"], "o-", color=color, ms=3, label=f"length {n}")
+        ranks.plot(steps, at["emitted_rank"], "o-", color=color, ms=3, label=w("diagnosis.length", n=n))
         ranks.plot(steps, at["correct_rank"], ":", color=color, lw=1)
         hits.plot(steps, 100 * np.array(at["acc_by_position"]), "o-", color=color, ms=3, label=f"{n}")
-    ranks.plot([], [], ":", color="grey", label="correct (dotted)")
-    place = (
-        "Place in the sorted input of the digit written\n(correct, dotted: one place a step; the model: 1/"
-    )
-    ranks.set_title(place + f"{ref} of the input\na step, as if every input had {ref} digits)", fontsize=10)
-    ranks.set(xlabel="decoding step", ylabel="rank of the written digit in the input")
+    ranks.plot([], [], ":", color="grey", label=w("diagnosis.correct"))
+    ranks.set_title(w("diagnosis.ranks_title", ref=ref), fontsize=10)
+    ranks.set(xlabel=w("decoding_step"), ylabel=w("diagnosis.ranks_y"))
     legend_centred(ranks, -0.2, ncol=3)
-    hits.set(title="Digits right, by output position", xlabel="output position")
-    hits.set(ylabel="correct (%)", ylim=(-2, 102))
-    legend_centred(hits, -0.2, ncol=6, title="length")
-    for k, (key, label) in enumerate(FAILURES):
-        grouped_bar(fails, k, len(FAILURES), [100 * (d[str(n)][key] or 0.0) for n in lengths], label=label)
-    fails.set_xticks(range(len(lengths)), [f"{n}\n(trained)" if n == ref else str(n) for n in lengths])
-    fails.set_title("How outputs fail, and the lesson's habit guess")
-    fails.set(xlabel="input length", ylabel="outputs (%)")
+    hits.set(title=w("diagnosis.hits_title"), xlabel=w("diagnosis.hits_x"))
+    hits.set(ylabel=w("diagnosis.hits_y"), ylim=(-2, 102))
+    legend_centred(hits, -0.2, ncol=3, title=w("diagnosis.hits_legend"))
+    for k, key in enumerate(FAILURES):
+        values = [100 * (d[str(n)][key] or 0.0) for n in lengths]
+        grouped_bar(fails, k, len(FAILURES), values, lang=w.lang, label=w(f"diagnosis.{key}"))
+    trained = w("length.trained")
+    fails.set_xticks(range(len(lengths)), [f"{n}\n{trained}" if n == ref else str(n) for n in lengths])
+    fails.set_title(w("diagnosis.fails_title"))
+    fails.set(xlabel=w("input_length"), ylabel=w("diagnosis.fails_y"))
     legend_centred(fails, -0.28, ncol=2)
-    title = f"Why the model trained on length {ref} fails elsewhere (mean over seeds)"
-    fig.suptitle(title, fontsize=11, y=1.07)
-    save(fig, path)
+    fig.suptitle(w("diagnosis.title", ref=ref), fontsize=11, y=1.07)
+    save(fig, path, w.lang)
 
 
-def plot_study_attention(diagnosis_path, path, variants_shown=3):
+def plot_study_attention(diagnosis_path, path, w=ENGLISH, variants_shown=3):
     """The last decoder layer's cross-attention by input rank, mean over inputs and heads (the ridge: the
     place each step reads); one row for the pipeline's model, one for each of the `variants_shown`
     variants most accurate over the diagnosis lengths."""
@@ -136,7 +136,7 @@ def plot_study_attention(diagnosis_path, path, variants_shown=3):
     ref, variants = max(diag["trained_lengths"]), diag.get("variants", {})
     trained = [v for v in variants if v != "handset"]  # the hand-set model's gates count, not point
     best = sorted(trained, key=lambda v: -np.mean([d["seq_acc"] for d in variants[v].values()]))
-    panels = {"pipeline (models/)": diag["lengths"], **{v: variants[v] for v in best[:variants_shown]}}
+    panels = {"pipeline": diag["lengths"], **{v: variants[v] for v in best[:variants_shown]}}
     lengths = sorted(int(n) for n in diag["lengths"])
     vmax = max(np.max(d[str(n)]["attention_by_rank"]) for d in panels.values() for n in lengths)
     rows, cols = len(panels), len(lengths)
@@ -146,35 +146,31 @@ def plot_study_attention(diagnosis_path, path, variants_shown=3):
             weights = np.array(d[str(n)]["attention_by_rank"])  # (steps, ranks)
             image = ax.imshow(weights, cmap="viridis", vmin=0, vmax=vmax, aspect="auto")
             steps = np.arange(n)
-            ax.plot(steps, steps, "w--", lw=1, label="rank = step (correct)")
+            ax.plot(steps, steps, "w--", lw=1, label=w("attention.correct"))
             if d is diag["lengths"]:  # the pipeline's model: the clock set to its training length
                 clock = np.minimum(steps * n / ref, n - 1)
-                ax.plot(clock, steps, ":", color="cb:orange", lw=1.5, label=f"rank = step x length/{ref}")
-            ax.set_title(f"{name}: length {n}", fontsize=8)
+                ax.plot(clock, steps, ":", color="cb:orange", lw=1.5, label=w("attention.clock", ref=ref))
+            short = textwrap.fill(w.given("variants", name), 26)  # a long name takes two lines
+            ax.set_title(w("attention.panel", name=short, n=n), fontsize=8)
             ax.set(xlim=(-0.5, n - 0.5), ylim=(n - 0.5, -0.5))
             ax.grid(False)
             ax.locator_params(integer=True)  # ranks and steps are whole numbers
-            ax.set_xlabel("rank in the sorted input", fontsize=8)
+            ax.set_xlabel(w("attention.x"), fontsize=8)
             if n == lengths[0]:
-                ax.set_ylabel("decoding step")
+                ax.set_ylabel(w("decoding_step"))
     dark = {"facecolor": plt.cm.viridis(0.0), "labelcolor": "white"}  # the white line shows on the map's dark
     fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8, **dark)
-    fig.subplots_adjust(hspace=0.45, bottom=0.08)
-    fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight")
-    fig.suptitle(
-        "Where the decoder's cross-attention looks, inputs ordered by rank "
-        "(last layer, mean over heads and inputs)",
-        fontsize=10,
-        y=0.92 + 0.02 / len(panels),
-    )
-    save(fig, path)
+    fig.subplots_adjust(hspace=0.55, bottom=0.08)
+    fig.colorbar(image, ax=axes, shrink=0.8, label=w("attention_weight"))
+    fig.suptitle(w("attention.title"), fontsize=10, y=0.92 + 0.02 / len(panels))
+    save(fig, path, w.lang)
 
 
-def plot_study_counting(diagnosis_path, path, length="20"):
+def plot_study_counting(diagnosis_path, path, w=ENGLISH, length="20"):
     """How each variant counts: the weight its fastest-growing attention sums per query as inputs grow,
     and exact sequences at one length by the most copies of one digit in the input."""
     diag = read_json(diagnosis_path)
-    panels = {"pipeline (models/)": diag["lengths"], **diag.get("variants", {})}
+    panels = {"pipeline": diag["lengths"], **diag.get("variants", {})}
     fig, (mass_ax, count_ax) = plt.subplots(1, 2, figsize=(12, 4.2))
     by_repeats = {name: d.get(length, {}).get("seq_acc_by_repeats", {}) for name, d in panels.items()}
     shown = [k for k in COUNTS if any(c.get(k) is not None for c in by_repeats.values())]  # inputs there
@@ -189,40 +185,43 @@ def plot_study_counting(diagnosis_path, path, length="20"):
                 "osD^"[i % 4] + ("-", "--", "-.", ":")[i % 4],
                 {"ms": 8 - 1.5 * (i % 4), "mfc": "none"},
             )
-            mass_ax.plot(
-                lengths, masses[widest], fmt, color=cycle_color(i), label=f"{name}: {widest}", **look
+            where = w.given("sites", widest.split("_")[0], widest).format(
+                layer=int(widest.split("_")[-1]) + 1
             )
+            label = f"{w.given('variants', name)}: {where}"
+            mass_ax.plot(lengths, masses[widest], fmt, color=cycle_color(i), label=label, **look)
         counts = by_repeats[name]
         bars = [100 * counts[k] if counts.get(k) is not None else np.nan for k in shown]
         if shown:  # a study that tests no input of that length has no bars to draw
-            grouped_bar(count_ax, i, len(panels), bars, color=cycle_color(i), label=name)
-    mass_ax.set_title("The attention that sums most: total weight per query")
-    mass_ax.set(xlabel="input length (digits)", ylabel="sum of weights per query (1 = an average)")
-    legend_centred(mass_ax, -0.18, ncol=2)
+            label = w.given("variants", name)
+            grouped_bar(count_ax, i, len(panels), bars, lang=w.lang, color=cycle_color(i), label=label)
+    mass_ax.set_title(w("counting.mass_title"), fontsize=10)
+    mass_ax.set(xlabel=w("input_length"), ylabel=w("counting.mass_y"))
+    legend_centred(mass_ax, -0.18, ncol=1)
     count_ax.set_xticks(range(len(shown)), shown)
     if not shown:
-        count_ax.text(
-            0.5, 0.5, f"no input of length {length} tested", transform=count_ax.transAxes, ha="center"
-        )
-    count_ax.set(title=f"Exact sequences at length {length} by the largest count of one digit", ylim=(0, 105))
-    count_ax.set(xlabel="copies of the most frequent digit in the input", ylabel="sorted exactly (%)")
+        untested = w("counting.untested", length=length)
+        count_ax.text(0.5, 0.5, untested, transform=count_ax.transAxes, ha="center")
+    count_ax.set_title(w("counting.count_title", length=length), fontsize=10)
+    count_ax.set_ylim(0, 105)
+    count_ax.set(xlabel=w("counting.count_x"), ylabel=w("sorted_exactly"))
     if shown:
         legend_centred(count_ax, -0.18, ncol=2)
-    fig.suptitle("How the study's models count (mean over seeds)", fontsize=11)
-    save(fig, path)
+    fig.suptitle(w("counting.title"), fontsize=11, y=1.05)
+    save(fig, path, w.lang)
 
 
-def plot_study_seeds(per_seed_path, variant, confirmation, bar, path):
+def plot_study_seeds(per_seed_path, variant, confirmation, bar, path, w=ENGLISH):
     """The chosen variant, each seed a point at every length: the confirmation seeds the search chose
     it on beside the held-out seeds the study judges it on; lines are each set's mean."""
     held = variant_accuracy(read_rows(per_seed_path), variant)
-    sets = [("held-out", held, "cb:blue", "o", 0.15)]
+    sets = [(w("seeds_figure.held"), held, "cb:blue", "o", 0.15)]
     if confirmation:
         chosen = row_accuracy(confirmation)
-        sets.insert(0, ("confirmation (the search's choice)", chosen, "cb:orange", "x", -0.15))
+        sets.insert(0, (w("seeds_figure.confirm"), chosen, "cb:orange", "x", -0.15))
     low, high = bar["lengths"]
-    zoom = f"Zoom: lengths {low}-{high}; a seed under {ZOOM_FLOOR} % on the floor"
-    fig, axes = bar_panels(bar, "Every tested length", ZOOM_FLOOR, zoom, 4.4)
+    zoom = w("seeds_figure.zoom", low=low, high=high, floor=ZOOM_FLOOR)
+    fig, axes = bar_panels(bar, w("study.all_lengths"), ZOOM_FLOOR, zoom, 4.4, w)
     for name, by_seed, color, marker, shift in sets:
         lengths = sorted(set.intersection(*(set(by) for by in by_seed.values())))
         points = np.array([[by[n] for n in lengths] for by in by_seed.values()]) * 100  # (seeds, lengths)
@@ -231,28 +230,27 @@ def plot_study_seeds(per_seed_path, variant, confirmation, bar, path):
             for row in points:
                 shown = row if floor is None else np.maximum(row, floor)
                 ax.plot(np.array(lengths) + shift, shown, marker, color=color, ms=3.5, alpha=0.7, ls="none")
-            ax.plot(lengths, points.mean(axis=0), "-", color=color, lw=1.3, label=f"{name}: seeds {seeds}")
+            label = w("seeds_figure.set", name=name, seeds=seeds)
+            ax.plot(lengths, points.mean(axis=0), "-", color=color, lw=1.3, label=label)
     axes[1].axhline(100 * bar["seed_floor"], color="black", ls=":", lw=1)
     legend_centred(axes[0], -0.16, 2, fontsize=8)
-    fig.suptitle(
-        f"{variant}: each seed a point (lines: each set's mean); dashed: the bar, "
-        f"{100 * bar['accuracy']:g} %; dotted (zoom): the seed floor, {100 * bar['seed_floor']:g} %",
-        fontsize=10,
-    )
-    save(fig, path)
+    title = w("seeds_figure.title", variant=w.given("variants", variant), bar=100 * bar["accuracy"],
+              floor=100 * bar["seed_floor"])  # fmt: skip
+    fig.suptitle(title, fontsize=10)
+    save(fig, path, w.lang)
 
 
 # ---------------------------------------------------------------------------------- the ladder
 
-# (where, name, what the rung is): down the ladder, one change at a time
+# (where, name): down the ladder, one change at a time; figure_words.yaml's `rungs` says what each is
 RUNGS = (
-    ("study", "pipeline", "the lesson's model: the paper's sinusoids, trained on length 10"),
-    ("search", POSITIONLESS_ROW, "no position vectors at all (BOS opens the source), trained on 10"),
-    ("search", "sinusoidal_mixed_confirm", "the paper's sinusoids, trained on the mixed lengths 1-10"),
-    ("study", "bos_mixed", "no position vectors, mixed lengths 1-10"),
-    ("study", "bos_mixed_sums", "... and attention that sums (sigmoid gates), 12,000 steps"),
-    ("search", "repeats", "... sums with repeat-heavy training rows (the best such confirmed row)"),
-    ("study", "handset", "the same size, weights set by hand to count: the ceiling"),
+    ("study", "pipeline"),
+    ("search", POSITIONLESS_ROW),
+    ("search", "sinusoidal_mixed_confirm"),
+    ("study", "bos_mixed"),
+    ("study", "bos_mixed_sums"),
+    ("search", "repeats"),
+    ("study", "handset"),
 )
 
 
@@ -282,23 +280,36 @@ def rung_data(where, name, per_seed, meta, rows, confirm_seeds):
     return row_accuracy(row), row["recipe"]["train_lengths"], row["name"]
 
 
-def at_the_bar(mean, lengths, bar):
-    """The lengths whose mean over seeds reaches the bar, as runs ("1-12, 14"), or "none"."""
-    runs = []
-    for n, m in zip(lengths, mean, strict=True):
-        if m >= 100 * bar:
+def lengths_at_the_bar(points, lengths, bar):
+    """The lengths at the bar (the study's one rule, pipeline/study/bar.py), as runs ("1-12, 14"), or
+    None (`points`: (seeds, lengths), in %)."""
+    rule, runs = BarParams(**bar), []
+    for n, column in zip(lengths, points.T, strict=True):
+        if at_the_bar(column / 100, rule):
             if runs and runs[-1][1] == n - 1:
                 runs[-1][1] = n
             else:
                 runs.append([n, n])
-    return ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs) or "none"
+    return ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs) or None
 
 
-def plot_ladder(per_seed_path, meta, rows, confirm_seeds, bar, path):
+def rung_title(w, name, label, seeds, trained, at, bar):
+    """What a rung is, its seeds, and the lengths where it meets the bar, or where its mean reaches the
+    bar's level with fewer seeds than the bar asks for (never "at the bar" then)."""
+    if not trained:
+        return w("ladder.title_by_hand", label=label)
+    if at is None:
+        return w("ladder.title_none", label=label, seeds=seeds)
+    if seeds < bar["min_seeds"]:
+        return w("ladder.title_few", label=label, seeds=seeds, at=at, least=bar["min_seeds"])
+    return w("ladder.title_at", label=label, seeds=seeds, at=at)
+
+
+def plot_ladder(per_seed_path, meta, rows, confirm_seeds, bar, path, w=ENGLISH):
     per_seed = read_rows(per_seed_path)
     rungs = [
-        (label, d)
-        for where, name, label in RUNGS
+        (w.given("rungs", name, name), d)
+        for where, name in RUNGS
         if (d := rung_data(where, name, per_seed, meta, rows, confirm_seeds))
     ]
     fig, axes = plt.subplots(
@@ -314,20 +325,21 @@ def plot_ladder(per_seed_path, meta, rows, confirm_seeds, bar, path):
         mean = points.mean(axis=0)
         ax.plot(lengths, mean, "-", color="black", lw=1.1)
         ax.axhline(100 * bar["accuracy"], color="cb:red", ls="--", lw=0.9)
-        seeds = "not trained" if not trained else f"{len(by_seed)} seed{'s' if len(by_seed) > 1 else ''}"
-        at = at_the_bar(mean, lengths, bar["accuracy"])
-        ax.set_title(f"{label}  [{name}; {seeds}; at the bar: {at}]", loc="left", fontsize=8.5)
+        title = rung_title(
+            w, name, label, len(by_seed), trained, lengths_at_the_bar(points, lengths, bar), bar
+        )
+        ax.set_title(title, loc="left", fontsize=8.5)
         ax.set(ylim=(-5, 105), yticks=(0, 50, 100), xlim=(0.3, max(lengths) + 0.7))
-    axes[-1, 0].set_xlabel("input length (digits)")
+    axes[-1, 0].set_xlabel(w("input_length"))
     fig.supxlabel(" ")  # room for the legend under the last axis
-    fig.supylabel("sequences sorted exactly (%)", fontsize=9)
+    fig.supylabel(w("sorted_exactly"), fontsize=9)
     handles = [
-        plt.Line2D([], [], marker="o", color="cb:blue", ls="none", ms=4, label="one seed"),
-        plt.Line2D([], [], color="black", lw=1.1, label="mean over seeds"),
-        plt.Line2D([], [], color="cb:red", ls="--", lw=0.9, label=f"the bar, {100 * bar['accuracy']:g} %"),
-        plt.Rectangle((0, 0), 1, 1, color="0.88", label="trained lengths"),
+        plt.Line2D([], [], marker="o", color="cb:blue", ls="none", ms=4, label=w("ladder.seed")),
+        plt.Line2D([], [], color="black", lw=1.1, label=w("ladder.mean")),
+        plt.Line2D([], [], color="cb:red", ls="--", lw=0.9, label=w("ladder.bar", bar=100 * bar["accuracy"])),
+        plt.Rectangle((0, 0), 1, 1, color="0.88", label=w("ladder.trained")),
     ]
     axes[-1, 0].legend(handles=handles, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.55), ncol=4)
-    fig.suptitle("Sorting ten digits, not sorting: what each change buys, length by length", fontsize=11)
+    fig.suptitle(w("ladder.title"), fontsize=11)
     fig.tight_layout(h_pad=0.4)
-    save(fig, path)
+    save(fig, path, w.lang)

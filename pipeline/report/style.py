@@ -1,20 +1,94 @@
-"""One look for every report figure, the small steps the figures share, and the one way to save one."""
+"""One look for every report figure, the words each edition writes in them, the small steps the
+figures share, and the one way to save one."""
 
+import functools
 import io
+from dataclasses import dataclass
+from pathlib import Path
 
 import matplotlib
 import numpy as np
+import yaml
 
 matplotlib.use("Agg")  # no display: every figure goes to a file
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import ScalarFormatter  # noqa: E402
 
 from pipeline.infra import files  # noqa: E402
+from pipeline.infra.locale import localize, percent  # noqa: E402
+
+FIGURE_WORDS = Path(__file__).with_name("figure_words.yaml")
 
 # Okabe and Ito's colours, told apart under every common colour-vision deficiency: the cycle, and names
 PALETTE = dict(blue="#0072B2", orange="#E69F00", green="#009E73", red="#D55E00", purple="#CC79A7")
 plt.rcParams.update({"figure.dpi": 110, "axes.grid": True, "grid.alpha": 0.3, "font.size": 10})
 plt.rcParams["axes.prop_cycle"] = plt.cycler(color=list(PALETTE.values()))
 matplotlib.colors.get_named_colors_mapping().update({f"cb:{k}": v for k, v in PALETTE.items()})  # "cb:red"
+
+
+@functools.cache
+def figure_words():
+    return yaml.safe_load(FIGURE_WORDS.read_text())
+
+
+@dataclass(frozen=True)
+class Words:
+    """A figure's words in one edition (`lang`, "en" or "es"): `w("loss.title", floor=0.514)` is the
+    edition's text of that key in figure_words.yaml, its fields filled in and its numbers written the
+    edition's way; `w.pct(0.982)` a percentage."""
+
+    lang: str
+
+    def __call__(self, key, **values):
+        table = figure_words()[self.lang]
+        if key not in table:
+            raise KeyError(f"{FIGURE_WORDS.name}: no {self.lang} text for {key}")
+        return localize(table[key].format(**values), self.lang)
+
+    def plural(self, key, count):
+        """The edition's [one, many] words of `key`, the one `count` (a number, or its text) calls for."""
+        one, many = figure_words()[self.lang][key]
+        return one if int(count) == 1 else many
+
+    def pct(self, fraction, decimals=1):
+        return percent(fraction, decimals, self.lang)
+
+    def given(self, key, name, fallback=None):
+        """The edition's words for `name` under the mapping `key` (a variant's plain name), else the
+        fallback (the name itself), numbers still the English way (see `text`)."""
+        return figure_words()[self.lang].get(key, {}).get(name, name if fallback is None else fallback)
+
+    def text(self, text):
+        """Words written the English way (given's, which may go on into another key's fields) with
+        their numbers in the edition's way: once only, since 12.000 reads back as a decimal."""
+        return localize(text, self.lang)
+
+
+ENGLISH = Words("en")  # a figure's words where no edition is named
+
+
+class EditionTicks(ScalarFormatter):
+    """Matplotlib's own tick labels with the edition's decimal mark."""
+
+    def __init__(self, lang):
+        super().__init__()
+        self.lang = lang
+
+    def __call__(self, x, pos=None):
+        return localize(super().__call__(x, pos), self.lang)
+
+    def get_offset(self):
+        return localize(super().get_offset(), self.lang)
+
+
+def edition_ticks(fig, lang):
+    """Every axis of `fig` whose labels matplotlib writes as plain numbers, in the edition's way."""
+    if lang == "en":
+        return
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if type(axis.get_major_formatter()) is ScalarFormatter:
+                axis.set_major_formatter(EditionTicks(lang))
 
 
 def cycle_color(i):
@@ -28,19 +102,23 @@ def legend_centred(where, y, ncol, fontsize=7, **more):
     where.legend(fontsize=fontsize, loc="upper center", bbox_to_anchor=(0.5, y), ncol=ncol, **more)
 
 
-def grouped_bar(ax, k, groups, values, small=1, **more):
+def grouped_bar(ax, k, groups, values, small=1, lang="en", **more):
     """The k-th of `groups` bars standing side by side at each x = 0, 1, 2, ...; 0.8 wide together. One
     under `small`, too short to see (0 above all), gets a tick at its foot and its value written."""
     width, xs = 0.8 / groups, np.arange(len(values)) + (k - (groups - 1) / 2) * 0.8 / groups
     color = ax.bar(xs, values, width, **more).patches[0].get_facecolor()
     for x, v in [(x, v) for x, v in zip(xs, values, strict=True) if v < small]:  # NaN: no bar, no mark
         ax.plot([x - width / 2.5, x + width / 2.5], [0, 0], color=color, lw=3, clip_on=False, zorder=3)
-        ax.text(x, 0, f" {v:.1g}" if v else " 0", ha="center", va="bottom", size=7, rotation=90)
+        ax.text(
+            x, 0, localize(f" {v:.1g}" if v else " 0", lang), ha="center", va="bottom", size=7, rotation=90
+        )
 
 
-def save(fig, path):
-    """Write the figure as PNG, atomically, trimmed to what it draws. No "Software" entry and no
-    date in the PNG's metadata, so that the same figure is the same bytes."""
+def save(fig, path, lang="en"):
+    """Write the figure as PNG, atomically, trimmed to what it draws, its tick labels in the edition's
+    way (`lang`). No "Software" entry and no date in the PNG's metadata, so that the same figure is
+    the same bytes."""
+    edition_ticks(fig, lang)
     buffer = io.BytesIO()
     bbox = fig.get_tightbbox(fig.canvas.get_renderer()).padded(plt.rcParams["savefig.pad_inches"])
     fig.savefig(buffer, format="png", bbox_inches=bbox, metadata={"Software": None})

@@ -19,6 +19,31 @@ def bar_lengths(bar):
     return range(low, high + 1)
 
 
+def at_the_bar(accuracies, bar):
+    """Whether one length is sorted at the bar: the mean over seeds at least the bar's accuracy and no
+    seed below its floor."""
+    return statistics.fmean(accuracies) >= bar.accuracy and min(accuracies) >= bar.seed_floor
+
+
+def reach(seq_acc, bar):
+    """The longest L with every length from the bar's first to L at the bar, from `seq_acc` ({length:
+    exact sequences, one per seed}); one less than the bar's first length where that one is not."""
+    longest = bar_lengths(bar).start - 1
+    while longest + 1 in seq_acc and at_the_bar(seq_acc[longest + 1], bar):
+        longest += 1
+    return longest
+
+
+def row_reach(row, bar):
+    """`reach` of one of the search's rows, from its accuracy ({seed: {length: ...}}, keys as text):
+    recomputed, so a row recorded under an earlier rule reads as the study's variants do."""
+    by_seed = row.get("accuracy") or {}
+    if not by_seed:
+        return row["reach"]  # a failed row: it sorts nothing
+    lengths = set.intersection(*(set(by_length) for by_length in by_seed.values()))
+    return reach({int(n): [by_seed[s][n] for s in by_seed] for n in lengths}, bar)
+
+
 def standing(row):
     """The key to rank by, from a variant's row of the study's bar table: the lengths it sorts at the
     bar, then its worst accuracy on the bar's lengths."""
@@ -40,16 +65,13 @@ def bar_standing(seq_acc, seeds, bar):
     floor = min((a for n in means if n in within for a in seq_acc[n]), default=0.0)  # any one seed's
     tested_enough = set(within) <= set(means) and seeds >= bar.min_seeds
     meets = tested_enough and means[worst] >= bar.accuracy and floor >= bar.seed_floor
-    reach = within.start - 1  # the longest L with every length of the bar's first..L at the bar
-    while reach + 1 in means and means[reach + 1] >= bar.accuracy:
-        reach += 1
     beyond = [means[n] for n in means if n > within.stop - 1]
     return {
         "bar_min_seq_acc": means[worst],
         "bar_worst_length": worst,
         "bar_min_seed_seq_acc": floor,
         "meets_bar": meets,
-        "bar_up_to_length": reach,
+        "bar_up_to_length": reach(seq_acc, bar),
         "mean_seq_acc_beyond_bar": statistics.fmean(beyond) if beyond else None,
     }
 
