@@ -7,12 +7,12 @@ from pathlib import Path
 
 import yaml
 
-from pipeline.infra.outputs import by_seed, one, select
+from pipeline.infra.outputs import by_seed, one, paired_difference, select
 from pipeline.params.study import variant_recipe
 from pipeline.report.claims import counts, load_claims
 from pipeline.report.inputs import ReportParams
 from pipeline.report.judging import LESSON_TEST_SIZE, t_975
-from pipeline.report.quantities import POSITIONLESS_ROW, shorter_untrained
+from pipeline.report.quantities import positionless_row, shorter_untrained
 from pipeline.study.bar import best_variant, confirmation, row_reach
 
 # The numbers lesson 10 prints that the first screen sets against ours, in the lesson's order; then
@@ -116,12 +116,12 @@ def norm_context(tables, seeds, steps):
     sequences, and each norm's training loss over its last 100 steps (post-norm's from the train
     stage's logs, pre-norm's retrained here), the recipe-bound reason pre-norm scores lower."""
     rows = tables["norm/by_seed"]
-    acc = {norm: statistics.fmean(select(rows, norm=norm)["seq_acc"]) for norm in ("post", "pre")}
+    by_norm = {norm: by_seed(rows, "seq_acc", seeds, norm=norm) for norm in ("post", "pre")}
+    acc = {norm: statistics.fmean(values) for norm, values in by_norm.items()}
+    diffs = paired_difference(by_norm["post"], by_norm["pre"])["diffs"]  # seed by seed
     losses = tables["train/losses"]
     post = [statistics.fmean(select(losses, seed=s)["loss"].tolist()[-100:]) for s in seeds]
     pre = select(rows, retrained=True)["loss_last100_mean"].tolist()
-    by_norm = {norm: by_seed(rows, "seq_acc", seeds, norm=norm) for norm in ("post", "pre")}
-    diffs = [a - b for a, b in zip(by_norm["post"], by_norm["pre"], strict=True)]  # seed by seed
     return {
         "seeds": len(seeds),
         "steps": steps,
@@ -181,7 +181,7 @@ def searched(row, bar):
 
 def positionless(search):
     """The recipe of the search's row with no position vectors («no es por la posición»)."""
-    row = next((r for r in search["rows"] if r["name"] == POSITIONLESS_ROW), None)
+    row = positionless_row(search)
     return row and {"steps": row["recipe"]["train"]["steps"], "dropout": row["recipe"]["model"]["dropout"]}
 
 

@@ -81,7 +81,7 @@ TEX = [
     (r"_\{\\text\{([^}]*)\}\}", r"_\1"),
     (r"_\{([^}]*)\}", r"_\1"),
 ]
-SUPERSCRIPTS = str.maketrans("-0123456789N", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹ᴺ")
+SUPERSCRIPTS = locale.SUPERSCRIPT | str.maketrans("N", "ᴺ")  # the digits as the Spanish numbers write them
 
 
 def tex_text(words):

@@ -168,10 +168,15 @@ def gemma_parameters(c=GEMMA_2B, ffn=GEMMA_2B_FFN):
 POSITIONLESS_ROW = "bos_fixed_confirm"  # the frozen search's row the claim «no es por la posición» reads
 
 
+def positionless_row(search):
+    """The search's row with no position vectors trained on the lesson's length alone, or None."""
+    return next((r for r in search["rows"] if r["name"] == POSITIONLESS_ROW), None)
+
+
 def positionless_failure(search, test_lengths, bar):
     """The search's model with no position vectors trained on the lesson's length alone: each seed's
     exact sequences at the lesson's other lengths (those the row did not train on), against the bar."""
-    row = next((r for r in search["rows"] if r["name"] == POSITIONLESS_ROW), None)
+    row = positionless_row(search)
     if row is None:
         raise KeyError(f"the search's row {POSITIONLESS_ROW}")
     lengths = [n for n in test_lengths if n not in row["recipe"]["train_lengths"]]

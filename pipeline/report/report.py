@@ -102,19 +102,19 @@ def draw_figures(params: ReportParams, m, claims, losses, out, metrics_dir):
     """Draw every figure of every edition into the directory `out` (`out/en`, `out/es`); `m`: each
     stage's metrics by stage name, read from `metrics_dir`; `claims`: the judged claims; `losses`:
     every seed's loss, step by step."""
+    lesson = {"losses": lesson_values("l10-loss-", ""), "table": lesson_values("l10-length-", "-seq")}
     for lang in EDITIONS:
-        draw_edition(params, m, claims, losses, Path(out) / lang, Path(metrics_dir), Words(lang))
+        draw_edition(params, m, claims, losses, lesson, Path(out) / lang, Path(metrics_dir), Words(lang))
 
 
-def draw_edition(params: ReportParams, m, claims, losses, out, saved, w):
-    """Every figure in the words of one edition (`w`)."""
+def draw_edition(params: ReportParams, m, claims, losses, lesson, out, saved, w):
+    """Every figure in the words of one edition (`w`); `lesson`: the lesson's printed losses and its
+    length table."""
     study, probe, evaluate = saved / "study", saved / "probe", saved / "evaluate"
-    lesson_losses = lesson_values("l10-loss-", "")
-    figures.plot_loss(losses, m["train"]["loss_floor"], lesson_losses, out / "loss.png", w)
-    lesson_table = lesson_values("l10-length-", "-seq")
+    figures.plot_loss(losses, m["train"]["loss_floor"], lesson["losses"], out / "loss.png", w)
     length_table = evaluate / "length_table.csv"
     figures.plot_length_accuracy(
-        length_table, params.data.train_lengths, lesson_table, out / "length_accuracy.png", w
+        length_table, params.data.train_lengths, lesson["table"], out / "length_accuracy.png", w
     )
     figures.plot_seed_distributions(claims, out / "seed_distributions.png", w)
     figures.plot_cross_attention(evaluate / "example.json", out / "cross_attention.png", w)

@@ -80,12 +80,13 @@ dims 0..9, 0 elsewhere), so the logits are the readout in R, in the FFN's units 
 needed).
 """
 
+import dataclasses
 import math
 
 import torch
 
 from pipeline.model.transformer import Transformer
-from pipeline.params.model import ModelConfig
+from pipeline.params import lesson
 from pipeline.params.study import HANDSET_SHAPE, check_handset_fits
 from pipeline.tokens import BOS, DIGITS
 
@@ -95,17 +96,9 @@ BOS_DIM, C_PLUS, C_MINUS, SINK = 10, 11, 12, 13
 H = list(range(14, 24))  # owed histogram
 A = math.sqrt(D_MODEL)  # embed() multiplies E by sqrt(d_model): the one-hot's size in the stream
 
-SUMS = ModelConfig(
-    d_model=32,
-    heads=4,
-    layers=2,
-    d_ff=128,
-    dropout=0.0,
-    norm="post",
-    positions="bos",
-    attention="none/sigmoid/sigmoid",
-    sigmoid_bias=-4.0,
-    max_len=64,
+# the lesson's model with the sums variant's scheme: no positions, no encoder attention, sigmoid gates
+SUMS = dataclasses.replace(
+    lesson.MODEL, dropout=0.0, positions="bos", attention="none/sigmoid/sigmoid", sigmoid_bias=-4.0
 )
 
 
