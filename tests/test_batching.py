@@ -7,7 +7,7 @@ import pytest
 
 from pipeline.core.batching import batch_indices
 from pipeline.core.data import make_datasets, random_sources
-from pipeline.core.train import train_model
+from pipeline.core.loop import train_model
 from tests.conftest import tiny_params
 
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from pipeline.core.data import make_datasets
-from pipeline.core.train import train_model
+from pipeline.core.loop import train_model
 from pipeline.model.reference import ReferenceTransformer
 from pipeline.model.transformer import Transformer, count_parameters
 from pipeline.numerics import pin as numerics

@@ -10,7 +10,7 @@ import torch
 from pipeline.core.data import make_datasets
 from pipeline.core.decoding import beam_search, greedy, greedy_cached, length_penalty
 from pipeline.core.evaluate import at_trained, evaluate_model
-from pipeline.core.train import train_model
+from pipeline.core.loop import train_model
 from pipeline.model.checkpoint import load_checkpoint
 from pipeline.model.hooks import attention_weights
 from pipeline.model.transformer import Transformer, padding_mask

@@ -4,7 +4,7 @@ import torch
 
 from pipeline.core.batching import make_batch
 from pipeline.core.data import make_datasets
-from pipeline.core.train import train_model
+from pipeline.core.loop import train_model
 from pipeline.model.transformer import Transformer
 from pipeline.study.variant import CountHint, copies_to_come, hinted_loss
 from pipeline.tokens import BOS, IGNORE

@@ -31,8 +31,8 @@ from torch.optim.lr_scheduler import LambdaLR
 from pipeline.core.batching import batch_indices
 from pipeline.core.data import random_sources, sorted_targets
 from pipeline.core.decoding import greedy_cached
+from pipeline.core.loop import train_model
 from pipeline.core.recipe import learning_rate
-from pipeline.core.train import train_model
 from pipeline.model.transformer import DecoderLayer, Dropout, EncoderLayer, count_parameters
 from pipeline.model.transformer import Transformer as OurTransformer
 from pipeline.params.lesson import MODEL, RECIPE
@@ -322,7 +322,7 @@ def test_lesson_loop_and_train_model_give_the_same_losses_and_weights(training_d
     torch.manual_seed(0)  # train_model's seed: initial weights, then dropout masks
     m = with_our_dropout(Transformer(d=32, h=4, N=2, d_ff=128, p=0.1))
     # the lesson's Adam with the one change the pipeline makes: the fused kernel, whose square root
-    # every CPU rounds alike (pipeline.core.train.FlatAdam); the update is otherwise the same
+    # every CPU rounds alike (pipeline.core.loop.FlatAdam); the update is otherwise the same
     opt = torch.optim.Adam(m.parameters(), lr=2e-3, betas=(0.9, 0.98), eps=1e-9, fused=True)
     sch = LambdaLR(opt, lambda s: forma(s + 1, warmup=100))  # ecuación (3)
     m.train()

@@ -9,8 +9,8 @@ import torch
 from pipeline.core.batching import make_batch
 from pipeline.core.data import make_datasets
 from pipeline.core.decoding import beam_search, greedy, greedy_cached, seed_test_draws
+from pipeline.core.loop import train_model
 from pipeline.core.loss import smoothed_loss
-from pipeline.core.train import train_model
 from pipeline.infra.errors import ConfigError
 from pipeline.model.attention import visible_keys
 from pipeline.model.hooks import attention_weights, rounded_gates
@@ -59,8 +59,8 @@ def first_positions(monkeypatch):
     """Randomized positions draw at evaluation too; here every draw is 0, 1, 2, ..., so the checks of
     padding and caching below test the scheme's plumbing rather than two different draws."""
 
-    def first(batch, size, max_len, device=None):
-        return torch.arange(size, device=device).expand(batch, size)
+    def first(like, batch, size, max_len):
+        return torch.arange(size, device=like.device).expand(batch, size)
 
     monkeypatch.setattr("pipeline.model.positions.random_positions", first)
 
@@ -337,7 +337,7 @@ def test_alibi_bias_and_reflection():
 
 def test_randomized_positions_are_sorted_subsets_in_training_and_in_evaluation():
     torch.manual_seed(0)
-    rows = random_positions(500, 10, 24)
+    rows = random_positions(torch.zeros(()), 500, 10, 24)
     assert rows.shape == (500, 10) and rows.min() >= 0 and rows.max() < 24
     assert (rows.diff(dim=1) > 0).all()  # sorted, no repeats
     assert len(set(rows[:, 0].tolist())) > 5 and rows.max() > 20  # the whole range is used

@@ -32,7 +32,7 @@ def pages():
     params = report_params(load_params(ROOT / "params.yaml"))
     m = read_metrics(ROOT / "metrics", params.train.seeds)
     claims = evaluate(load_claims(), quantities(params, m, m["benchmark"]), params)
-    return render(report_context(params, m, claims, environment(m["numerics"]))), claims
+    return render(report_context(params, m, claims, environment(m["numerics"], m["device"]))), claims
 
 
 def test_the_default_parameters_judge_every_claim(pages):

@@ -61,7 +61,7 @@ def pages():
     params = report_params(load_params(ROOT / "params.yaml"))
     m = read_metrics(ROOT / "metrics", params.train.seeds)
     claims = evaluate(load_claims(), quantities(params, m, m["benchmark"]), params)
-    return render(report_context(params, m, claims, environment(m["numerics"])))
+    return render(report_context(params, m, claims, environment(m["numerics"], m["device"])))
 
 
 @pytest.fixture(scope="module", params=list(EDITIONS), ids=list(EDITIONS))

@@ -39,14 +39,14 @@ def test_the_tool_that_writes_the_code_deps_leaves_dvc_yaml_as_it_is():
 
 def test_the_closure_follows_imports_through_other_modules():
     closure = import_closure("pipeline.stages.train")
-    assert {"pipeline/__init__.py", "pipeline/numerics/pin.py", "pipeline/core/train.py"} <= closure
+    assert {"pipeline/__init__.py", "pipeline/numerics/pin.py", "pipeline/core/together.py"} <= closure
     assert "pipeline/report/pages.py" not in closure
 
 
 def test_a_stage_brings_the_room_of_its_work_and_what_that_imports():
     closure = import_closure("pipeline.stages.benchmark")
     assert {"pipeline/tools/benchmark/__init__.py", "pipeline/tools/benchmark/suite.py"} <= closure
-    assert {"pipeline/tools/benchmark/step.py", "pipeline/core/train.py"} <= closure
+    assert {"pipeline/tools/benchmark/step.py", "pipeline/core/loop.py"} <= closure
 
 
 def test_only_the_stages_that_build_the_hand_set_model_depend_on_its_construction():

@@ -10,8 +10,11 @@ import torch
 
 from pipeline.core.batching import make_batch
 from pipeline.core.data import make_datasets
+from pipeline.core.loop import FlatAdam, train_model
 from pipeline.core.loss import smoothed_loss
-from pipeline.core.train import loss_summary, train_model
+from pipeline.core.resume import resume_for_seeds
+from pipeline.core.together import train_together
+from pipeline.core.train import loss_summary
 from pipeline.infra import files
 from pipeline.infra import workers as pool
 from pipeline.infra.errors import DataError, TrainingDiverged
@@ -106,17 +109,26 @@ RECORDED_CASES = {
     "post-norm, dropout": ({"model": {"dropout": 0.1, "layers": 2}}, 0),
     "padded rows, dropout": ({"data": {"train_lengths": (3, 5, 7)}, "model": {"dropout": 0.1}}, 2),
 }
+# The same, trained as the stages train: beside seed 7, together.
+COMPANION = 7
+
+
+def trained(overrides, seed, together):
+    params = tiny_params(train={"steps": 12}, **overrides)
+    if not together:
+        return train_model(params.model, params.train, seed, train_data(params))
+    models, losses = train_together(params.model, params.train, [seed, COMPANION], train_data(params))
+    return models[0], losses[0]
 
 
 @pytest.mark.numerics
+@pytest.mark.parametrize("together", [False, True], ids=["one model", "seeds together"])
 @pytest.mark.parametrize("name", list(RECORDED_CASES))
-def test_training_gives_the_recorded_bytes(name):
+def test_training_gives_the_recorded_bytes(name, together):
     recorded = recorded_bytes()
     skip_unless_same_numerics(recorded)
-    overrides, seed = RECORDED_CASES[name]
-    params = tiny_params(train={"steps": 12}, **overrides)
-    model, losses = train_model(params.model, params.train, seed, train_data(params))
-    expected = recorded["training"][name]
+    model, losses = trained(*RECORDED_CASES[name], together)
+    expected = recorded["training_together" if together else "training"][name]
     assert weights_digest(model) == expected["weights_sha256"] and losses[-1] == expected["last_loss"]
 
 
@@ -124,7 +136,7 @@ def trained_digest(seed):
     """Worker: seed `seed`'s tiny model, trained after the workers' own set-up, as its digest."""
     set_up_worker("cpu")
     params = tiny_params(train={"steps": 12}, model={"dropout": 0.1})
-    return weights_digest(train_model(params.model, params.train, seed, train_data(params))[0])
+    return weights_digest(train_together(params.model, params.train, [seed], train_data(params))[0][0])
 
 
 @pytest.fixture
@@ -251,52 +263,40 @@ class Interrupt(Exception):
 
 
 def test_resumed_training_ends_with_the_same_bytes_as_an_uninterrupted_run(tmp_path):
-    from pipeline.core.train import resume_for_seed as for_seed
+    params = tiny_params(train={"steps": 30, "resume_every": 10}, model={"dropout": 0.1})
+    data, seeds = train_data(params), [0, 1]
+    whole, whole_losses = train_together(params.model, params.train, seeds, data)
 
-    params = tiny_params(train={"steps": 30, "resume_every": 10})
-    data = train_data(params)
-    whole, whole_losses = train_model(params.model, params.train, 0, data)
-
-    def stop_at_25(step, loss, lr):
+    def stop_at_25(step, losses, lr):
         if step == 25:
             raise Interrupt
 
-    saved = for_seed(params.model, params.train, 0, len(data["source"]), tmp_path)
+    saved = resume_for_seeds(params.model, params.train, seeds, len(data["source"]), tmp_path)
     with pytest.raises(Interrupt):
-        train_model(params.model, params.train, 0, data, on_step=stop_at_25, resume=saved)
+        train_together(params.model, params.train, seeds, data, on_step=stop_at_25, resume=saved)
     assert saved.load()["step"] == 20  # the last periodic state before the interruption
     seen = []
-    resumed, losses = train_model(
-        params.model, params.train, 0, data, on_step=lambda s, v, lr: seen.append(s), resume=saved
+    resumed, losses = train_together(
+        params.model, params.train, seeds, data, on_step=lambda s, v, lr: seen.append(s), resume=saved
     )
     assert seen == list(range(1, 31))  # replayed steps reach the logger too
-    assert losses == whole_losses and state_bytes(resumed) == state_bytes(whole)
+    assert losses == whole_losses
+    assert [state_bytes(m) for m in resumed] == [state_bytes(m) for m in whole]
 
 
-def test_only_the_pipelines_own_training_resumes(tmp_path):
-    from pipeline.core.train import resume_for_seed as for_seed
-
+def test_a_state_saved_under_other_parameters_or_seeds_is_ignored(tmp_path):
     params = tiny_params(train={"steps": 20, "resume_every": 10})
-    data = train_data(params)
-    saved = for_seed(params.model, params.train, 0, len(data["source"]), tmp_path)
-    with pytest.raises(ValueError, match="only the pipeline's own training"):
-        train_model(params.model, params.train, 0, data, resume=saved, optimizer=ParameterAdam)
-    with pytest.raises(ValueError, match="only the pipeline's own training"):
-        train_model(
-            params.model, params.train, 0, data, resume=saved, build_model=lambda config: Transformer(config)
-        )
-
-
-def test_a_state_saved_under_other_parameters_is_ignored(tmp_path):
-    from pipeline.core.train import resume_for_seed as for_seed
-
-    params = tiny_params(train={"steps": 20, "resume_every": 10})
-    data = train_data(params)
+    rows = len(train_data(params)["source"])
     other = tiny_params(train={"steps": 20, "resume_every": 10, "lr": 0.001})
-    for_seed(other.model, other.train, 0, len(data["source"]), tmp_path).save(
-        10, torch.zeros(3), torch.optim.Adam([torch.zeros(1, requires_grad=True)]), [1.0]
+    adam = FlatAdam(Transformer(params.model), params.train)
+    resume_for_seeds(other.model, other.train, [0], rows, tmp_path).save(
+        10, adam, [[1.0]], [torch.Generator()]
     )
-    assert for_seed(params.model, params.train, 0, len(data["source"]), tmp_path).load() is None
+    assert resume_for_seeds(params.model, params.train, [0], rows, tmp_path).load() is None
+    saved = resume_for_seeds(params.model, params.train, [0, 1], rows, tmp_path)
+    saved.save(10, adam, [[1.0], [1.0]], [torch.Generator()] * 2)
+    assert saved.load()["step"] == 10
+    assert resume_for_seeds(params.model, params.train, [0, 2], rows, tmp_path).load() is None
 
 
 def record_bytes(path=RECORDED_BYTES):
@@ -305,16 +305,16 @@ def record_bytes(path=RECORDED_BYTES):
     `python -c "import pipeline, tests.test_train as t; t.record_bytes()"` (pipeline first: the pin)."""
     from pipeline.numerics import pin as numerics
 
-    training = {}
+    training = {"training": {}, "training_together": {}}
     for name, (overrides, seed) in RECORDED_CASES.items():
-        params = tiny_params(train={"steps": 12}, **overrides)
-        model, losses = train_model(params.model, params.train, seed, train_data(params))
-        training[name] = {"weights_sha256": weights_digest(model), "last_loss": losses[-1]}
+        for key, together in (("training", False), ("training_together", True)):
+            model, losses = trained(overrides, seed, together)
+            training[key][name] = {"weights_sha256": weights_digest(model), "last_loss": losses[-1]}
     recorded = {
         **json.loads(path.read_text()),
         "recorded_on": numerics.cpu_identity(),
         "torch": torch.__version__,
     }
-    recorded |= {"numerics": this_machines_operations(), "training": training}
+    recorded |= {"numerics": this_machines_operations(), **training}
     path.write_text(json.dumps(recorded, indent=2) + "\n")
     print(f"written: {path} (mode {numerics.mode()})")

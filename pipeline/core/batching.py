@@ -48,9 +48,12 @@ def batch_indices(size, batch_size, steps, seed, lengths=None):
 
     With `lengths` (each row's length), every batch holds rows of one length, so no step pays for
     padding: each pass's permutation is cut into batches length by length, and the batches are
-    then shuffled. Rows that do not fill a batch sit out that pass, as with mixed batches."""
+    then shuffled, in one order of lengths for every seed (drawn from a generator of its own, not the
+    seed's), so that seeds trained together read batches of one length at each step; the rows in
+    them are each seed's own. Rows that do not fill a batch sit out that pass, as with mixed
+    batches."""
     rng = np.random.default_rng([seed, 2])
-    passes = _passes(rng, size, batch_size, lengths)
+    passes = _passes(rng, np.random.default_rng([0, 3]), size, batch_size, lengths)
     batches = []
     for _ in range(steps):
         if not batches:
@@ -58,8 +61,9 @@ def batch_indices(size, batch_size, steps, seed, lengths=None):
         yield batches.pop()
 
 
-def _passes(rng, size, batch_size, lengths):
-    """Each pass over the data as a list of batches, consumed from its end."""
+def _passes(rng, lengths_rng, size, batch_size, lengths):
+    """Each pass over the data as a list of batches, consumed from its end: the rows from `rng`, the
+    order of one-length batches from `lengths_rng`."""
     while True:
         order = rng.permutation(size)
         if lengths is None:
@@ -72,4 +76,4 @@ def _passes(rng, size, batch_size, lengths):
             batches += [rows[i : i + batch_size] for i in range(0, len(rows) - batch_size + 1, batch_size)]
         if not batches:
             raise ValueError(f"no length has {batch_size} rows to fill a batch")
-        yield [batches[i] for i in rng.permutation(len(batches))]
+        yield [batches[i] for i in lengths_rng.permutation(len(batches))]

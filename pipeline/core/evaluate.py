@@ -1,6 +1,8 @@
 """Evaluation: greedy decoding, the paper's beam search and teacher forcing on held-out
 sequences, per length and seed (lesson 10, part 4: "Generar y medir" and "Lo que no aprendió")."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import torch
@@ -15,59 +17,81 @@ from pipeline.core.decoding import (
     shifted_targets,
     teacher_forced,
 )
+from pipeline.core.together import ModelsTogether, seed_groups
+from pipeline.infra.errors import DataError
 from pipeline.infra.outputs import by_seed, csv_text, spread
-from pipeline.infra.workers import run_jobs, set_up_worker
+from pipeline.infra.workers import run_jobs, seed_processes, set_up_worker
 from pipeline.model.checkpoint import check_fits, checkpoint_path, load_checkpoint
 from pipeline.model.hooks import attention_weights
 from pipeline.model.reference import holds_reference, reference_gap
 from pipeline.params.lesson import EXAMPLE_INPUT
 from pipeline.params.model import longest_source
+from pipeline.params.rules import as_dict
 from pipeline.params.sections import EvaluateParams
 from pipeline.tokens import BOS
 
 
 def evaluate_model(model, test, lengths, batch_size, device, trained=(), beam_size=4, length_penalty=0.6):
     """Per length, greedy accuracy and the failing rows of greedy; at the `trained` lengths, where
-    the lesson's claims read them, teacher forcing and the paper's beam search too. Returns the
-    accuracies as rows ({decoder, length, seq_acc, digit_acc}) and the failures by length."""
+    the lesson's claims read them, teacher forcing and the paper's beam search too. `model` is one
+    model or several decoded as one (ModelsTogether). Returns, one a model, the accuracies as rows
+    ({decoder, length, seq_acc, digit_acc}) and the failures by length."""
+    together = model if isinstance(model, ModelsTogether) else ModelsTogether([model])
 
     def decoders(n):
         chosen = dict(GREEDY)
         if n in trained:
             chosen["tf"] = lambda m, src: teacher_forced(m, src, shifted_targets(src))
             chosen["beam"] = lambda m, src: beam_search(m, src, beam_size, length_penalty)
-        return chosen
+        return {name: together.decoder(decode) for name, decode in chosen.items()}
 
     tests = {n: (test[f"source_{n}"], test[f"target_{n}"]) for n in lengths}
-    rows, decoded = accuracy_by_length(model, tests, batch_size, device, decoders)
-    failures = {}
-    for n, (source, target) in tests.items():
-        pred = decoded[n]["greedy"]
-        wrong = (pred != torch.as_tensor(target, dtype=torch.long)).any(1).nonzero().flatten().tolist()
-        failures[n] = [(source[i].tolist(), pred[i].tolist(), target[i].tolist()) for i in wrong]
-    return rows, failures
+    rows, decoded = accuracy_by_length(together, tests, batch_size, device, decoders)
+    results = []
+    for i in range(len(together.models)):
+        own = [r | {"seq_acc": r["seq_acc"][i], "digit_acc": r["digit_acc"][i]} for r in rows]
+        failures = {}
+        for n, (source, target) in tests.items():
+            pred = decoded[n]["greedy"][i]
+            wrong = (pred != torch.as_tensor(target, dtype=torch.long)).any(1).nonzero().flatten().tolist()
+            failures[n] = [(source[j].tolist(), pred[j].tolist(), target[j].tolist()) for j in wrong]
+        results.append((own, failures))
+    return results if isinstance(model, ModelsTogether) else results[0]
 
 
 REFERENCE_ROWS = 1000  # teacher-forced sequences on which ours and nn.Transformer are compared
 
 
-def evaluate_seed(seed, test, models_dir, lengths, train_lengths, device, ev: EvaluateParams):
-    """Worker: one checkpoint's accuracies at every test length (`lengths`) and their means at the
-    trained lengths, its greedy failures, the lesson's example, and how far its logits lie from
-    nn.Transformer's holding the same weights (rows by dtype; none where it cannot hold the model)."""
+def evaluate_group(seeds, test, models_dir, lengths, train_lengths, device, ev: EvaluateParams):
+    """Worker: the checkpoints of `seeds`, decoded together (ModelsTogether); for each, its
+    accuracies at every test length (`lengths`) and their means at the trained lengths, its greedy
+    failures, the lesson's example, and how far its logits lie from nn.Transformer's holding the
+    same weights (rows by dtype; none where it cannot hold the model)."""
     device = set_up_worker(device)
-    path = checkpoint_path(models_dir, seed)
-    model, _ = load_checkpoint(path, device)
-    check_fits(model, lengths, path)
+    models = []
+    for seed in seeds:
+        path = checkpoint_path(models_dir, seed)
+        models.append(load_checkpoint(path, device)[0])
+        check_fits(models[-1], lengths, path)
+    if len({json.dumps(as_dict(m.config), sort_keys=True) for m in models}) > 1:
+        raise DataError(f"the checkpoints in {models_dir} have different configurations: retrain them")
     trained = [n for n in lengths if n in train_lengths] or list(lengths)
-    rows, failures = evaluate_model(
-        model, test, lengths, ev.batch_size, device, trained, ev.beam_size, ev.length_penalty
+    evaluated = evaluate_model(
+        ModelsTogether(models), test, lengths, ev.batch_size, device, trained, ev.beam_size, ev.length_penalty
     )
+    return [
+        seed_result(model.cpu(), rows, failures, test, lengths, train_lengths, ev)
+        for model, (rows, failures) in zip(models, evaluated, strict=True)
+    ]
+
+
+def seed_result(model, rows, failures, test, lengths, train_lengths, ev: EvaluateParams):
+    """One model's result (its accuracy rows, their means at the trained lengths, its gap to
+    nn.Transformer), its failures to show and the lesson's example."""
     n = max(train_lengths) if max(train_lengths) in lengths else lengths[0]
     sample = slice(0, REFERENCE_ROWS)
     source, target = test[f"source_{n}"][sample], test[f"target_{n}"][sample]
     batch = make_batch(source, target, np.full(len(source), n))
-    model.cpu()
     reference = []
     for dtype in (torch.float64, torch.float32) if holds_reference(model.config) else ():
         gap = reference_gap(model, batch.src, batch.tgt_in, dtype)
@@ -166,12 +190,14 @@ AT_TRAINED = [f"{d}_{m}" for d in DECODERS for m in ("seq_acc", "digit_acc")]  #
 
 
 def evaluate_seeds(seeds, test, models_dir, lengths, train_lengths, device, ev: EvaluateParams):
-    """Every checkpoint of `seeds`, each in a worker: (the stage's tidy tables {file name: (rows,
-    columns)}, the length rows over seeds, the lesson's example with every seed's output), printing
-    each seed's accuracies, the first seed's failures and its example as they come."""
-    jobs = [(seed, test, models_dir, lengths, train_lengths, device, ev) for seed in seeds]
+    """Every checkpoint of `seeds`, decoded together in as many workers as cores: (the stage's tidy
+    tables {file name: (rows, columns)}, the length rows over seeds, the lesson's example with every
+    seed's output), printing each seed's accuracies, the first seed's failures and its example."""
+    groups = seed_groups(seeds, seed_processes(device))
+    jobs = [(group, test, models_dir, lengths, train_lengths, device, ev) for group in groups]
+    done = [result for results in run_jobs(evaluate_group, jobs, len(jobs)) for result in results]
     tables, example = {"accuracy": [], "at_trained": [], "reference": []}, None
-    for seed, (result, failures, seen) in zip(seeds, run_jobs(evaluate_seed, jobs), strict=True):
+    for seed, (result, failures, seen) in zip(seeds, done, strict=True):
         tables["at_trained"].append({"seed": seed, **result["at_trained"]})
         for name in ("accuracy", "reference"):
             tables[name] += [{"seed": seed, **row} for row in result[name]]

@@ -25,13 +25,19 @@ def worker_signals():
 
 
 def seed_workers(jobs):
-    """Workers for training seeds: up to two processes per core, in as few rounds as that allows,
-    each round as full as the others. Five seeds on two cores then run 3 and 2 at once (2.5x one
-    seed) rather than 4 and a lone 1 (3x), and each seed trains on one thread, so its bytes do not
-    depend on how many run beside it."""
+    """Workers for one process per seed (the speed benchmark's layout): up to two processes per core,
+    in as few rounds as that allows, each round as full as the others. Five seeds on two cores then
+    run 3 and 2 at once (2.5x one seed) rather than 4 and a lone 1 (3x)."""
     most = 2 * (os.cpu_count() or 1)
     rounds = max(1, -(-len(jobs) // most))
     return max(1, -(-len(jobs) // rounds))
+
+
+def seed_processes(device_name="cpu"):
+    """Processes for training seeds together: on a CPU one per core, each on one thread, the seeds
+    split between them (pipeline.core.together.seed_groups); a seed's bytes do not depend on its
+    group. On a GPU one process trains every seed, so that the device runs one step for all."""
+    return 1 if resolve_device(device_name) != "cpu" else os.cpu_count() or 1
 
 
 def run_jobs(function, jobs, workers=None, on_result=None):
@@ -74,6 +80,8 @@ def set_up_worker(device_name):
     """One thread (a worker's bytes then do not depend on how many run beside it), deterministic
     kernels, and the device `device_name` resolved; returns the device."""
     torch.set_num_threads(1)
+    # what cuBLAS needs to compute alike twice on one GPU (read when CUDA starts; nothing on a CPU)
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     # ATen's own switch, which torch.use_deterministic_algorithms sets after it imports
     # torch._inductor to set torch.compile's switch too: 3 s a process, for a compiler the pipeline
     # never runs. The kernels see the same flag either way.

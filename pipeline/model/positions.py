@@ -20,6 +20,7 @@ import math
 import torch
 from torch import nn
 
+from pipeline.model import draws
 from pipeline.params.model import POSITIONS
 from pipeline.tokens import BOS
 
@@ -33,10 +34,11 @@ def sinusoidal_positions(max_len, d_model):
     return pe  # (max_len, d_model)
 
 
-def random_positions(batch, size, max_len, device=None):
-    """(B, T): each row a sorted random subset of range(max_len), drawn from torch's generator as
-    dropout is (Ruoss et al., 2023: a training sequence takes positions a longer one would have)."""
-    return torch.rand(batch, max_len, device=device).argsort(-1)[:, :size].sort(-1).values
+def random_positions(like, batch, size, max_len):
+    """(B, T): each row a sorted random subset of range(max_len), drawn as dropout is, on the device
+    of the tensor `like` (Ruoss et al., 2023: a training sequence takes positions a longer one would
+    have)."""
+    return draws.uniform(like, (batch, max_len)).argsort(-1)[:, :size].sort(-1).values
 
 
 def alibi_bias(heads, size, device=None):
@@ -120,7 +122,7 @@ class Randomized(Sinusoidal):
     def vectors(self, tokens, start, encoder, drawn=None):
         B, end = tokens.shape[0], start + tokens.shape[1]
         if self.training or encoder:
-            rows = random_positions(B, end, self.pe.shape[0], tokens.device)  # (B, end)
+            rows = random_positions(tokens, B, end, self.pe.shape[0])  # (B, end)
         else:
             rows = drawn  # the session's, from decoder_draw
             if rows is None or rows.shape[0] != B or end > rows.shape[1]:
@@ -133,7 +135,7 @@ class Randomized(Sinusoidal):
     def decoder_draw(self, memory):
         if self.training:  # each training call draws its own
             return None
-        return random_positions(memory.shape[0], memory.shape[1], self.pe.shape[0], memory.device)
+        return random_positions(memory, memory.shape[0], memory.shape[1], self.pe.shape[0])
 
 
 @POSITIONS.implements("offset")
@@ -147,7 +149,7 @@ class Offset(Sinusoidal):
         if not self.training:
             return super().vectors(tokens, start, encoder, drawn)
         B, end = tokens.shape[0], start + tokens.shape[1]
-        offsets = torch.randint(0, self.pe.shape[0] - end + 1, (B, 1), device=tokens.device)  # (B, 1)
+        offsets = draws.integers(tokens, self.pe.shape[0] - end + 1, (B, 1))  # (B, 1)
         return self.pe[offsets + torch.arange(start, end, device=tokens.device)]  # (B, T, d_model)
 
 

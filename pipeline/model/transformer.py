@@ -18,6 +18,7 @@ from torch import nn
 
 import pipeline.model.attention  # noqa: F401  each scheme's class fills its registry on import
 import pipeline.model.positions  # noqa: F401
+from pipeline.model import draws
 from pipeline.model.cache import DecoderCache, LayerCache
 from pipeline.params.model import ATTENTION, POSITIONS, attention_kinds
 from pipeline.tokens import VOCAB
@@ -42,7 +43,7 @@ def additive_mask(mask, dtype=torch.float32):
     """
     if mask is None or mask.dtype != torch.bool:
         return mask
-    return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(mask, float("-inf"))
+    return torch.zeros_like(mask, dtype=dtype).masked_fill_(mask, float("-inf"))
 
 
 class MultiHeadAttention(nn.Module):
@@ -96,8 +97,8 @@ class Dropout(nn.Module):
     def forward(self, x):
         if not self.training or self.p == 0:
             return x
-        keep = torch.rand(x.shape, dtype=x.dtype, device=x.device).ge_(self.p)  # 1 where kept, else 0
-        return x * keep.mul_(1 / (1 - self.p))
+        keep = draws.uniform(x, x.shape, x.dtype).ge(self.p)  # kept where True
+        return x * keep.to(x.dtype).mul_(1 / (1 - self.p))
 
 
 class Residual(nn.Module):

@@ -6,8 +6,9 @@ code and parameters give them the same results; where one entry differs, the nam
 operation rounds differently (the matrix products of MKL, a vectorised kernel of ATen, a random
 draw). Inputs come from NumPy's seeded generator, never from torch, so that each entry depends on
 its own operation alone. The entries follow the training step in order: embedding, dropout,
-attention, LayerNorm, feed-forward, loss, backward, Adam; then NumPy's own arithmetic, and a short
-training run end to end.
+attention, LayerNorm, feed-forward, loss, backward, Adam; the batched forms that seeds trained
+together compute; then NumPy's own arithmetic, and a short training run end to end, one model and
+seeds together.
 The record made of them (one process a mode, compared and kept) is pipeline/numerics/record.py.
 """
 
@@ -18,8 +19,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from pipeline.core.loop import FlatAdam, train_model
 from pipeline.core.loss import smoothed_loss
-from pipeline.core.train import FlatAdam, train_model
+from pipeline.core.together import train_together
 from pipeline.model.positions import sinusoidal_positions
 from pipeline.params import lesson
 
@@ -140,6 +142,36 @@ def layer_entries(rng):
     }
 
 
+SEEDS_TOGETHER = 5  # the train stage's ten seeds on two cores: five a process
+
+
+def batched_entries(rng):
+    """The operations whose one-model form differs when seeds train together (pipeline/core/
+    together.py, torch.func.vmap over weights with a leading seed axis): the three linear shapes as
+    batched products, LayerNorm with each seed's gain and bias, and the embedding's backward, for
+    five seeds at the lesson's shapes."""
+    S, out = SEEDS_TOGETHER, {}
+    for name, (d_in, d_out) in {"proj": (D_MODEL, D_MODEL), "ffn_up": (D_MODEL, D_FF)}.items():
+        x, w, b = (
+            rng.normal(S, ROWS, d_in, grad=True),
+            rng.normal(S, d_out, d_in, grad=True),
+            rng.normal(S, d_out, grad=True),
+        )
+        y = torch.func.vmap(F.linear)(x, w, b)
+        out[f"seeds_linear_{name}"] = digest(y, *backward(y, x, w, b, rng=rng))
+    x, g, b = (
+        rng.normal(S, BATCH, LENGTH, D_MODEL, grad=True),
+        rng.normal(S, D_MODEL, grad=True),
+        rng.normal(S, D_MODEL, grad=True),
+    )
+    y = torch.func.vmap(lambda x, g, b: F.layer_norm(x, (D_MODEL,), g, b))(x, g, b)
+    out["seeds_layernorm"] = digest(y, *backward(y, x, g, b, rng=rng))
+    table, tokens = rng.normal(S, VOCAB, D_MODEL, grad=True), rng.tokens(S, BATCH, LENGTH)
+    embedded = torch.func.vmap(F.embedding)(tokens, table)
+    out["seeds_embedding"] = digest(embedded, *backward(embedded, table, rng=rng))
+    return out
+
+
 def dropout_entries():
     """The masks of one dropout call, from torch's generator seeded alike: nn.Dropout's (bernoulli_)
     and the model's own (uniform draws against the keep probability)."""
@@ -153,7 +185,7 @@ def dropout_entries():
 
 
 def adam_entry(rng):
-    """Two updates of the pipeline's own Adam (pipeline.core.train.FlatAdam) over a buffer the size
+    """Two updates of the pipeline's own Adam (pipeline.core.loop.FlatAdam) over a buffer the size
     of the lesson's model (59,744 weights), so that both moments are non-zero."""
     weights = torch.nn.ParameterList([rng.normal(59_744)])
     adam = FlatAdam(weights, lesson.RECIPE)
@@ -164,7 +196,8 @@ def adam_entry(rng):
 
 
 def training_entry():
-    """A few steps of the pipeline's own training loop on the lesson's model and recipe, end to end."""
+    """A few steps of the pipeline's own training on the lesson's model and recipe, end to end: the
+    one-model loop, and two seeds together."""
     rng = np.random.default_rng(0)
     rows = BATCH * TRAINING_STEPS
     source = rng.integers(0, 10, (rows, LENGTH)).astype(np.int8)
@@ -172,7 +205,9 @@ def training_entry():
     recipe = dataclasses.replace(lesson.RECIPE, steps=TRAINING_STEPS)
     with torch.random.fork_rng(devices=[]):
         model, losses = train_model(lesson.MODEL, recipe, 0, data)
-    return {"training_steps": digest(*model.parameters(), torch.tensor(losses))}
+        models, together = train_together(lesson.MODEL, recipe, [0, 1], data)
+    weights = [*model.parameters(), *(p for m in models for p in m.parameters())]
+    return {"training_steps": digest(*weights, torch.tensor(losses), torch.tensor(together))}
 
 
 def numpy_entries():
@@ -209,6 +244,7 @@ def operation_entries():
         **layer_entries(rng),
         **dropout_entries(),
         **adam_entry(rng),
+        **batched_entries(rng),  # after Adam's: each entry's inputs come after those before it
         **numpy_entries(),
     }
 

@@ -11,7 +11,7 @@ kernels by the CPU too: its OpenBLAS (the matrix products, least squares) runs A
 the CPU has them, and its own vectorised functions (exp, log) round otherwise at AVX-512; both are
 capped at AVX2 (OpenBLAS's Haswell kernels, NumPy's X86_V3). Adam's square root, the other
 operation that followed MKL's branch, is computed in ATen's fused kernel
-(pipeline.core.train.FlatAdam), which rounds it correctly everywhere. The numerics fingerprint
+(pipeline.core.loop.FlatAdam), which rounds it correctly everywhere. The numerics fingerprint
 (pipeline/numerics/fingerprint.py, `python -m pipeline.numerics.compare`) says which operations two
 machines compute alike.
 

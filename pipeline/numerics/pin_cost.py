@@ -35,7 +35,7 @@ import numpy as np
 import torch
 from dataclasses import replace
 from pipeline.core.data import synthetic_rows
-from pipeline.core.train import train_model
+from pipeline.core.loop import train_model
 from pipeline.params.load import load_params
 
 steps, warmup = int(sys.argv[1]), int(sys.argv[2])

@@ -1,12 +1,15 @@
-"""Where a training step's time goes, in each numerics mode: torch's profiler over the lesson's model
-(params.yaml's model and train), one thread, the operations grouped by kind, per step.
+"""Where a training step's time goes, in each numerics mode, one model alone and seeds trained
+together: torch's profiler over the lesson's model (params.yaml's model and train), one thread, the
+operations grouped by kind, per step of one seed.
 
-    python -m pipeline.numerics.step_profile [--steps 40]
+    python -m pipeline.numerics.step_profile [--steps 40] [--seeds 5]
 
-Each mode runs in a fresh process of its own (MKL reads its branch once), one after the other. The
-profiler adds its own cost to every operation, so the per-step total here is above the benchmark's
-step; the groups' shares, side by side, are what it is for. The step median without the profiler is
-printed beside it.
+Each column runs in a fresh process of its own (MKL reads its branch once), one after the other: the
+one-model loop (pipeline/core/loop.py) and `--seeds` seeds together (pipeline/core/together.py, the
+stages' training: five a process is the train stage's ten seeds on two cores), whose times are
+divided by the seeds. The profiler adds its own cost to every operation, so the per-step total here
+is above the benchmark's step; the groups' shares, side by side, are what it is for. The step median
+without the profiler is printed beside it.
 """
 
 import argparse
@@ -26,7 +29,7 @@ from pipeline.numerics.record import in_fresh_process
 GROUPS = {
     "matrix products (mm, bmm, addmm)": ("aten::mm", "aten::bmm", "aten::addmm"),
     "copies (copy_)": ("aten::copy_",),
-    "dropout masks (uniform_, ge_)": ("aten::uniform_", "aten::ge_"),
+    "dropout masks (uniform_, ge, ge_)": ("aten::uniform_", "aten::ge", "aten::ge_"),
     "softmax, forward and backward": ("aten::_softmax", "aten::_softmax_backward_data"),
     "layer norm, forward and backward": ("aten::native_layer_norm", "aten::native_layer_norm_backward"),
     "ReLU, forward and backward": ("aten::clamp_min", "aten::threshold_backward"),
@@ -76,33 +79,43 @@ def self_times(events):
     return {name: ns / 1e3 for name, ns in self_ns.items()}, dict(calls)
 
 
-def profile_this_process(steps):
-    """{"step_ms": the median step without the profiler, "groups": grouped()} in this process's mode."""
+def profile_this_process(steps, seeds=0):
+    """{"step_ms": the median step without the profiler, "groups": grouped()} in this process's mode,
+    per seed: the one-model loop (`seeds` 0) or `seeds` seeds together."""
     import torch
     from torch.autograd.profiler import profile  # torch.profiler's own front imports its compiler (2 s)
 
     from pipeline.core.data import synthetic_rows
-    from pipeline.core.train import train_model
+    from pipeline.core.loop import train_model
+    from pipeline.core.together import train_together
     from pipeline.params.load import load_params
 
-    torch.set_num_threads(1)  # as the train stage runs each seed
+    torch.set_num_threads(1)  # as the stages train
     params = load_params()
     short = dataclasses.replace(params.train, steps=steps)
-    data = synthetic_rows(steps * short.batch_size, params.data.train_lengths[0])
+    data = synthetic_rows(steps * short.batch_size * max(1, seeds), params.data.train_lengths[0])
+
+    def train(on_step=None):
+        if seeds:
+            train_together(params.model, short, list(range(seeds)), data, on_step=on_step)
+        else:
+            train_model(params.model, short, 0, data, on_step=on_step)
+
     stamps = []
-    train_model(params.model, short, 0, data, on_step=lambda *_: stamps.append(time.perf_counter()))
+    train(on_step=lambda *_: stamps.append(time.perf_counter()))
     with profile() as prof:
-        train_model(params.model, short, 0, data)
+        train()
     self_us, calls = self_times(prof.kineto_results.events())
     step_ms = float(np.median(np.diff(stamps)[min(5, steps // 4) :]) * 1e3)  # the first steps warm up
-    return {"step_ms": step_ms, "groups": grouped(self_us, calls, steps)}
+    per_seed = max(1, seeds)
+    return {"step_ms": step_ms / per_seed, "groups": grouped(self_us, calls, steps * per_seed)}
 
 
-def profile_mode(mode, steps):
+def profile_mode(mode, steps, seeds=0):
     """profile_this_process() in a fresh process running in numerics mode `mode`."""
     code = (
         "import pipeline, json; from pipeline.numerics import step_profile as p; "
-        f"print(json.dumps(p.profile_this_process({steps})))"
+        f"print(json.dumps(p.profile_this_process({steps}, {seeds})))"
     )
     return in_fresh_process(mode, code, "the step profile")
 
@@ -110,7 +123,9 @@ def profile_mode(mode, steps):
 def table(profiles):
     """The groups side by side, one column of ms per step per mode, then the calls per step."""
     modes = list(profiles)
-    lines = [f"{'per training step':58s}" + "".join(f"{m:>12s}" for m in modes) + f"{'calls':>8s}"]
+    lines = [
+        f"{'per training step of one seed':58s}" + "".join(f"{m:>12s}" for m in modes) + f"{'calls':>8s}"
+    ]
     for g in profiles[modes[0]]["groups"]:
         ms = "".join(f"{profiles[m]['groups'][g][0]:9.2f} ms" for m in modes)
         lines.append(f"{g:58s}{ms}{profiles[modes[0]]['groups'][g][1]:8.1f}")
@@ -127,15 +142,19 @@ def main(argv=None):
         prog="python -m pipeline.numerics.step_profile", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--steps", type=int, default=40, help="training steps profiled in each mode (40)")
+    parser.add_argument("--seeds", type=int, default=5, help="seeds trained together beside one model (5)")
     args = parser.parse_args(argv)
     if args.steps < 8:
         raise PipelineError(
             f"--steps = {args.steps} is invalid: expected an integer >= 8 (the first warm up)"
         )
+    if args.seeds < 1:
+        raise PipelineError(f"--seeds = {args.seeds} is invalid: expected an integer >= 1")
     profiles = {}
     for mode in numerics.MODES:
-        print(f"profiling {args.steps} steps in mode {mode} ...", flush=True)
-        profiles[mode] = profile_mode(mode, args.steps)
+        for seeds, name in ((0, "one"), (args.seeds, f"{args.seeds} tog.")):
+            print(f"profiling {args.steps} steps in mode {mode}, {name} ...", flush=True)
+            profiles[f"{mode[:4]} {name}"] = profile_mode(mode, args.steps, seeds)
     print(table(profiles))
 
 

@@ -15,9 +15,9 @@ import numpy as np
 
 from pipeline.core.data import load_npz
 from pipeline.core.decoding import accuracy_by_length
-from pipeline.core.train import train_model
+from pipeline.core.together import seed_groups, train_together
 from pipeline.infra.outputs import paired_difference
-from pipeline.infra.workers import run_jobs, seed_workers, set_up_worker
+from pipeline.infra.workers import run_jobs, seed_processes, set_up_worker
 from pipeline.model.checkpoint import checkpoint_path, load_checkpoint
 from pipeline.params.model import ModelConfig
 from pipeline.params.sections import TrainParams
@@ -26,27 +26,32 @@ HEADLINE = ("post_seq_acc", "pre_seq_acc", "post_minus_pre")  # the rest: metric
 COLUMNS = ["seed", "norm", "retrained", "seq_acc", "loss_last100_mean"]
 
 
-def compare_seed(config: ModelConfig, recipe: TrainParams, seed, source, batch_size, train_path, models_dir):
-    """Worker: train `seed` of the pipeline's model (`config`, `recipe`) with the norm it lacks and
-    score both greedily on `source`: one row per norm (its loss only for the one trained here; the
-    pipeline's is the train stage's)."""
+def compare_group(
+    config: ModelConfig, recipe: TrainParams, seeds, source, batch_size, train_path, models_dir
+):
+    """Worker: train `seeds` of the pipeline's model (`config`, `recipe`) together with the norm it
+    lacks and score each against its checkpoint greedily on `source`: one row per seed and norm (its
+    loss only for the one trained here; the pipeline's is the train stage's)."""
     device = set_up_worker(recipe.device)
     other = "pre" if config.norm == "post" else "post"
     data = load_npz(train_path, ["source", "target", "lengths"])
-    trained, losses = train_model(dataclasses.replace(config, norm=other), recipe, seed, data, device)
-    models = {other: trained.cpu(), config.norm: load_checkpoint(checkpoint_path(models_dir, seed))[0]}
-    loss = {other: statistics.fmean(losses[-100:]), config.norm: None}
+    trained, losses = train_together(dataclasses.replace(config, norm=other), recipe, seeds, data, device)
     test = {source.shape[1]: (source, np.sort(source, axis=1))}
-    return [
-        {
-            "seed": seed,
-            "norm": norm,
-            "retrained": norm == other,
-            "seq_acc": accuracy_by_length(m.eval(), test, batch_size)[0][0]["seq_acc"],
-            "loss_last100_mean": loss[norm],
-        }
-        for norm, m in models.items()
-    ]
+    rows = []
+    for seed, model, seed_losses in zip(seeds, trained, losses, strict=True):
+        models = {other: model.cpu(), config.norm: load_checkpoint(checkpoint_path(models_dir, seed))[0]}
+        loss = {other: statistics.fmean(seed_losses[-100:]), config.norm: None}
+        rows += [
+            {
+                "seed": seed,
+                "norm": norm,
+                "retrained": norm == other,
+                "seq_acc": accuracy_by_length(m.eval(), test, batch_size)[0][0]["seq_acc"],
+                "loss_last100_mean": loss[norm],
+            }
+            for norm, m in models.items()
+        ]
+    return rows
 
 
 def paired_summary(post, pre):
@@ -65,8 +70,9 @@ def compare_norms(config, recipe: TrainParams, seeds, length, batch_size, train_
     """Each of `seeds` retrained with the other norm, side by side, both scored at the trained
     `length`: (the rows, one per seed and norm; the paired summary), printing each seed's pair."""
     source = load_npz(test_path, [f"source_{length}"])[f"source_{length}"]
-    jobs = [(config, recipe, seed, source, batch_size, train_path, models_dir) for seed in seeds]
-    rows = [row for pair in run_jobs(compare_seed, jobs, seed_workers(jobs)) for row in pair]
+    groups = seed_groups(seeds, seed_processes(recipe.device))
+    jobs = [(config, recipe, group, source, batch_size, train_path, models_dir) for group in groups]
+    rows = [row for group_rows in run_jobs(compare_group, jobs, len(jobs)) for row in group_rows]
     acc = {norm: [r["seq_acc"] for r in rows if r["norm"] == norm] for norm in ("post", "pre")}
     for seed, post, pre in zip(seeds, acc["post"], acc["pre"], strict=True):
         print(f"seed {seed}: greedy at length {length}: post-norm {post:.2%}, pre-norm {pre:.2%}")

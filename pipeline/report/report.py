@@ -51,6 +51,7 @@ def read_metrics(saved, seeds):
     m["study_meta"] = read_json(saved / "study/meta.json")
     m["diagnosis"] = read_json(saved / "study/diagnosis.json")
     m["numerics"] = read_json(saved / "numerics.json")
+    m["device"] = read_json(saved / "train/device.json")["device"]
     return m
 
 
@@ -65,17 +66,17 @@ def write_report(params: ReportParams, metrics_dir, reports_dir):
     with stage_outputs(metrics_dir / "report.json", reports_dir / "figures", detail=False) as out:
         draw_figures(params, m, claims, m["losses"], out.folders[0], metrics_dir)
         files.write_text(reports_dir / "claims.csv", claims_csv(claims))
-        pages = render(report_context(params, m, claims, environment(m["numerics"])))
+        pages = render(report_context(params, m, claims, environment(m["numerics"], m["device"])))
         for page, text in pages.items():
             files.write_text(reports_dir / page, text)
         out.headline = {f"claims_{k}": tally[k] for k in shown}
     return claims, tally, pages
 
 
-def environment(numerics):
-    """Versions, the numerics of the results (the numerics stage's record, not the machine rendering
-    the report); nothing of the moment (times, dates, host), which would change bytes (words.yaml says, per
-    language, which machines give each mode's bytes)."""
+def environment(numerics, device):
+    """Versions, the device the lesson's models trained on, the numerics of the results (the numerics
+    stage's record, not the machine rendering the report); nothing of the moment (times, dates, host),
+    which would change bytes (words.yaml says, per language, which machines give each mode's bytes)."""
     mode = numerics["in_use"]
     used = numerics["modes"][mode]
     return {
@@ -86,6 +87,7 @@ def environment(numerics):
         "capability": used["capability"],
         "fingerprint": used["fingerprint"],
         "cpu": numerics["cpu"],
+        "device": device,
     }
 
 

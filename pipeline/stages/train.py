@@ -2,8 +2,9 @@
 
     python -m pipeline.stages.train --data data/train.npz --models models --metrics metrics/train.json
 
-Each seed trains in its own process on one thread (pipeline.core.train), so the seeds run side by
-side on a multi-core machine and every seed's bytes are the same whatever the machine's core count.
+The seeds train together, one batched model in each of as many processes as cores, each on one
+thread (pipeline.core.together), and every seed's bytes are the same whatever the machine's core
+count.
 Checkpoints and per-step loss logs (dvclive's layout, in the metrics' folder) are written to staging
 folders and moved into place only when every seed has finished: all of them or none.
 """
@@ -11,6 +12,7 @@ folders and moved into place only when every seed has finished: all of them or n
 import time
 
 from pipeline.core.train import loss_headline, train_seeds
+from pipeline.infra import files
 from pipeline.infra.entry import record_run, stage_entry, stage_paths
 from pipeline.infra.outputs import stage_outputs
 from pipeline.params.load import load_params
@@ -27,6 +29,7 @@ def main():
             params.model, params.train, params.data.train_lengths, args.data, models, out.detail
         )
         out.headline = metrics = loss_headline(runs, params.train.label_smoothing)
+        files.write_json(out.detail / "device.json", {"device": runs[0]["device"]})
     for run in runs:
         print(f"seed {run['seed']}: final loss {run['loss_final']:.3f} in {run['seconds']:.1f} s")
     print(

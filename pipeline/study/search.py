@@ -22,7 +22,7 @@ import yaml
 
 from pipeline.infra import files
 from pipeline.infra.errors import ConfigError, TrainingDiverged
-from pipeline.infra.workers import run_jobs, seed_workers
+from pipeline.infra.workers import run_jobs, seed_processes
 from pipeline.params.rules import as_dict
 from pipeline.params.study import StudyParams, variant_recipe, with_variant
 from pipeline.study.bar import bar_standing, recipe_of, study_seeds
@@ -103,12 +103,13 @@ def by_length(accuracy, lengths):
     }
 
 
-def try_train_and_test(*args):
-    """Worker: train_and_test, with a run that diverges recorded as such (a failure is a result)."""
+def try_train_and_test(config, recipe, data, variant, seeds, *shared):
+    """Worker: train_and_test of `seeds` together, with a run that diverges recorded as such for
+    each of them (a failure is a result)."""
     try:
-        return train_and_test(*args)
+        return train_and_test(config, recipe, data, variant, seeds, *shared)
     except TrainingDiverged as err:
-        return {"failed": str(err)}
+        return [{"failed": str(err)}] * len(seeds)
 
 
 def row_result(row, recipe, seeds, bar, trained):
@@ -205,21 +206,28 @@ def run_search(study: StudyParams, batch_size, rows, path, workers=None):
             trying.variants[row["name"]], trying.model, trying.train, trying.data
         )
         shared = (tests, study.seed, study.diagnosis_lengths, batch_size)
-        where = {}
+        where, new = {}, []  # where: seed -> (job, its place in the job's seeds)
         for s in seeds:
             key = seed_key(recipe, s)
             if key in planned:
                 where[s] = planned[key]
             elif key not in trained:
-                where[s] = planned[key] = len(jobs)
-                one_seed = dataclasses.replace(train_recipe, seeds=(s,))
-                jobs.append((config, one_seed, data, row["name"], s, *shared))
+                where[s] = planned[key] = (len(jobs), len(new))
+                new.append(s)
+        if new:  # the row's seeds not trained before, trained together
+            jobs.append(
+                (config, dataclasses.replace(train_recipe, seeds=tuple(new)), data, row["name"], new, *shared)
+            )
         plan.append((row, recipe, seeds, where))
-    print(f"search: {len(plan)} rows to run ({len(jobs)} seeds to train), {len(rows) - len(plan)} recorded")
+    new = sum(len(job[4]) for job in jobs)
+    print(f"search: {len(plan)} rows to run ({new} seeds to train), {len(rows) - len(plan)} recorded")
     order = [r["name"] for r in rows]
 
     def save(row, recipe, seeds, where, finished):
-        results = {s: finished[where[s]] if s in where else trained[seed_key(recipe, s)] for s in seeds}
+        results = {
+            s: finished[where[s][0]][where[s][1]] if s in where else trained[seed_key(recipe, s)]
+            for s in seeds
+        }
         done[row["name"]] = r = row_result(row, recipe, seeds, bar, results)
         kept = [done[n] for n in order if n in done]
         files.write_json(path, {"bar": as_dict(bar), "rows": kept})
@@ -234,10 +242,10 @@ def run_search(study: StudyParams, batch_size, rows, path, workers=None):
     def on_result(index, result):
         finished[index] = result
         for row, recipe, seeds, where in plan:
-            if where and max(where.values()) == index:
+            if where and max(job for job, _ in where.values()) == index:
                 save(row, recipe, seeds, where, finished)
 
     for row, recipe, seeds, where in plan:  # rows whose every seed was trained by another row
         if not where:
             save(row, recipe, seeds, where, finished)
-    run_jobs(try_train_and_test, jobs, workers or seed_workers(jobs), on_result=on_result)
+    run_jobs(try_train_and_test, jobs, workers or seed_processes(study.train.device), on_result=on_result)

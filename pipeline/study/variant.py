@@ -1,8 +1,8 @@
 """One variant of the length study (stage `variant@<name>`), trained and tested.
 
 `python -m pipeline.stages.variant <name> --out metrics/variants/<name>.json --models
-metrics/variants/<name>` trains one model per seed of the variant's recipe (in parallel, one process
-per seed, up to twice the cores) with the pipeline's own `train_model` and the study's own model,
+metrics/variants/<name>` trains one model per seed of the variant's recipe (the seeds together, as
+many processes as cores: pipeline/core/together.py) and the study's own model,
 recipe and data (study.model, study.train, study.data) with the variant's positions, attention and
 own values; tests each at every length 1..`study.max_length` its positions allow on the study's
 shared test sets (pipeline.study.sets); and diagnoses it at `study.diagnosis_lengths`. Each seed's
@@ -20,8 +20,9 @@ from torch import nn
 
 from pipeline.core.batching import batch_indices
 from pipeline.core.loss import smoothed_loss
-from pipeline.core.train import save_trained, train_model
-from pipeline.infra.workers import run_jobs, seed_workers, set_up_worker
+from pipeline.core.together import seed_groups, train_together
+from pipeline.core.train import save_trained
+from pipeline.infra.workers import run_jobs, seed_processes, set_up_worker
 from pipeline.model.positions import Randomized
 from pipeline.model.transformer import Transformer
 from pipeline.params.model import longest_source
@@ -77,74 +78,88 @@ def hinted_loss(hinted: CountHint, batch, label_smoothing):
     memory = model.encode(batch.src, batch.src_mask)
     states = model.decode_states(batch.tgt_in, memory, batch.src_mask)  # (B, T, d_model)
     sort = smoothed_loss(model.logits(states), batch.target, label_smoothing)
-    counted = batch.target != IGNORE
-    error = hinted.head(states)[..., 0] - copies_to_come(batch.tgt_in, batch.target)
-    return sort + hinted.weight * error[counted].square().mean()
+    counted = (batch.target != IGNORE).to(states.dtype)  # a product, not a selection: seeds train together
+    # the head's one output as a product and a sum rather than a matrix product with one column,
+    # whose kernel for one seed differs from its kernel for several
+    count = (states * hinted.head.weight[0]).sum(-1) + hinted.head.bias[0]
+    error = count - copies_to_come(batch.tgt_in, batch.target)
+    return sort + hinted.weight * (error.square() * counted).sum() / counted.sum()
 
 
-def train_variant(config, recipe, data, seed, device, on_step=None):
-    """One seed of a variant, trained with the study's own choices: its first weights (random, or
-    the counting sort), its batches (one length each, or mixed) and its count hint; returns the
-    sort's model and every step's loss."""
+def train_variant(config, recipe, data, seeds, device, on_step=None):
+    """`seeds` of a variant, trained together with the study's own choices: their first weights
+    (random, or the counting sort), their batches (one length each, the lengths in one order for
+    every seed, or mixed) and the count hint; returns the sort's models and each one's every step's
+    loss."""
     build = start_from_counting if recipe.init == "handset" else Transformer
-    order = None
+    orders = None
     if recipe.batches == "by_length":
         rows = len(data["source"])
-        order = batch_indices(rows, recipe.batch_size, recipe.steps, seed, data["lengths"])
+        orders = [batch_indices(rows, recipe.batch_size, recipe.steps, s, data["lengths"]) for s in seeds]
     if not recipe.count_hint:
-        return train_model(config, recipe, seed, data, device, on_step, build_model=build, order=order)
-    hinted, losses = train_model(
+        return train_together(config, recipe, seeds, data, device, on_step, build_model=build, orders=orders)
+    hinted, losses = train_together(
         config,
         recipe,
-        seed,
+        seeds,
         data,
         device,
         on_step,
         build_model=lambda c: CountHint(build(c), recipe.count_hint),
-        order=order,
+        orders=orders,
         loss_of=hinted_loss,
     )
-    return hinted.model, losses
+    return [h.model for h in hinted], losses
 
 
 # ------------------------------------------------------------------------------------ a variant
 
 
 def train_and_test(
-    config, recipe, data_params, variant, seed, tests, data_seed, diagnosis_lengths, batch_size, models=None
+    config, recipe, data_params, variant, seeds, tests, data_seed, diagnosis_lengths, batch_size, models=None
 ):
-    """Worker: train one seed of one variant, then test it at every length and diagnose it; with
-    `models`, a folder, its checkpoint is written there."""
+    """Worker: train `seeds` of one variant together, then test each at every length and diagnose
+    it; with `models`, a folder, their checkpoints are written there. One result a seed."""
     device = set_up_worker(recipe.device)
     size = recipe.steps * recipe.batch_size
     data = training_set(data_params.train_lengths, size, data_seed, data_params.repeats)
+    name = f"study {variant} seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
 
-    def on_step(step, loss, lr):
+    def on_step(step, losses, lr):
         if step % PROGRESS_EVERY == 0 or step == recipe.steps:
-            print(f"study {variant} seed {seed}  step {step:5d}  loss {loss:.3f}  lr {lr:.1e}", flush=True)
+            shown = "  ".join(f"{v:.3f}" for v in losses)
+            print(f"{name}  step {step:5d}  loss {shown}  lr {lr:.1e}", flush=True)
 
     start = time.perf_counter()
-    model, losses = train_variant(config, recipe, data, seed, device, on_step)
+    trained, losses = train_variant(config, recipe, data, seeds, device, on_step)
     seconds = time.perf_counter() - start
-    model.eval().cpu()
-    if models is not None:
-        save_trained(
-            models,
-            model,
-            seed,
-            recipe,
-            data_params.train_lengths,
-            repeats=data_params.repeats,
-            variant=variant,
-        )
+    results = []
+    for seed, model, seed_losses in zip(seeds, trained, losses, strict=True):
+        model.eval().cpu()
+        if models is not None:
+            save_trained(
+                models,
+                model,
+                seed,
+                recipe,
+                data_params.train_lengths,
+                repeats=data_params.repeats,
+                variant=variant,
+            )
+        result = {"seconds": seconds, "loss_last100_mean": statistics.fmean(seed_losses[-100:])}
+        results.append(result | tested(model, tests, diagnosis_lengths, batch_size))
+    return results
+
+
+def tested(model, tests, diagnosis_lengths, batch_size):
+    """A trained model's accuracy at every length of `tests`, its diagnosis at `diagnosis_lengths`
+    and its gates' biases."""
     diagnosis = {
         str(n): {k: v for k, v in diagnose(model, tests[n]).items() if k in VARIANT_DIAGNOSIS}
         for n in diagnosis_lengths
         if n <= longest_source(model.config)
     }
     result = {
-        "seconds": seconds,
-        "loss_last100_mean": statistics.fmean(losses[-100:]),
         "accuracy": length_accuracy(model, tests, batch_size),
         "diagnosis": diagnosis,
         "gate_biases": gate_biases(model),
@@ -185,12 +200,14 @@ def run_variant(
 ):
     """The variant's record (its recipe; its accuracy, one row a seed and length; per seed its
     diagnosis) and each seed's training time, kept apart so that the record is the same bytes on
-    every run. Every seed trains and is tested in a worker of its own; its checkpoint goes to
-    `models_dir` (the stage writes the folder aside and moves it into place)."""
+    every run. The seeds train together, split between as many processes as cores, and each is
+    tested in its process; its checkpoint goes to `models_dir` (the stage writes the folder aside
+    and moves it into place)."""
     seeds = list(recipe.seeds)
     shared = (tests, data_seed, diagnosis_lengths, batch_size, models_dir)
-    jobs = [(config, recipe, data, variant, seed, *shared) for seed in seeds]
-    done = run_jobs(train_and_test, jobs, workers or seed_workers(jobs))
+    groups = seed_groups(seeds, workers or seed_processes(recipe.device))
+    jobs = [(config, recipe, data, variant, group, *shared) for group in groups]
+    done = [result for results in run_jobs(train_and_test, jobs, len(jobs)) for result in results]
     results = dict(zip(seeds, done, strict=True))
     record = {
         "variant": variant,

@@ -11,7 +11,7 @@ from concurrent.futures import ProcessPoolExecutor
 import pandas as pd
 
 from pipeline.core.data import synthetic_rows
-from pipeline.core.train import train_model
+from pipeline.core.loop import train_model
 from pipeline.infra.workers import seed_workers, set_up_worker
 from pipeline.tools.benchmark.timing import round_robin, spread
 

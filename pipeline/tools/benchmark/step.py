@@ -14,8 +14,8 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from pipeline.core.batching import batch_indices, make_batch
 from pipeline.core.data import synthetic_rows
+from pipeline.core.loop import train_model
 from pipeline.core.loss import smoothed_loss
-from pipeline.core.train import train_model
 from pipeline.model.reference import ReferenceTransformer
 from pipeline.model.transformer import Transformer, count_parameters
 from pipeline.params.study import variant_recipe
@@ -27,7 +27,7 @@ from pipeline.tools.benchmark.timing import cores, round_robin, spread_ms
 class ParameterAdam:
     """torch.optim.Adam over each parameter, as a user writes it (`foreach` and `fused` as torch takes
     them; torch's default on the CPU is neither): the comparison for the pipeline's flat Adam
-    (pipeline.core.train.FlatAdam)."""
+    (pipeline.core.loop.FlatAdam)."""
 
     def __init__(self, model, recipe, foreach=False, fused=None):
         self.weights = list(model.parameters())

@@ -1,0 +1,147 @@
+"""The training loop (lesson 10, part 3): the paper's recipe on one model, one seed.
+
+train_model is the readable one-model loop, the reference: the lesson's own loop gives its bytes
+(tests/test_lesson_code.py); the speed benchmark and the numerics tools train through it. The
+stages train the same recipe with seeds together, one batched model a process (pipeline/core/
+together.py), whose step equals this loop's seed by seed up to the rounding of other kernels
+(tests/test_together.py). FlatAdam, the divergence check and the batch loss serve both.
+"""
+
+import math
+
+import torch
+
+from pipeline.core.batching import batch_indices, make_batch
+from pipeline.core.loss import smoothed_loss
+from pipeline.core.recipe import learning_rate
+from pipeline.infra.errors import TrainingDiverged
+from pipeline.model.transformer import Transformer
+from pipeline.params.model import ModelConfig
+from pipeline.params.sections import RecipeParams
+
+
+def check_loss(loss, step, lr, first_loss):
+    """Stop at the first NaN or infinite loss, or a run-away to twice the untrained model's loss,
+    naming the step and the likely cause."""
+    if not math.isfinite(loss) or loss > 2 * first_loss:
+        raise TrainingDiverged(
+            f"training diverged at step {step}: loss {loss:.4g} (learning rate {lr:.2e}); "
+            "the likely cause is a learning rate too high for this model (train.lr, train.warmup)"
+        )
+
+
+class FlatAdam:
+    """The pipeline's optimiser: Adam (torch.optim.Adam's update) over all parameters laid end to end
+    in one buffer, in ATen's fused kernel.
+
+    Adam is elementwise, so one update of the whole buffer gives the same bits as the per-parameter
+    update: each parameter and its gradient become a view into `flat` and `flat.grad` (backward adds
+    into them). The fused kernel is the one `torch.optim.Adam(fused=True)` calls (a test holds the
+    two bit-equal). It takes its square root with the vector unit's own instruction, which is
+    correctly rounded, so every x86-64 CPU computes the update alike; torch.sqrt of a float32 tensor
+    goes through MKL's vector math instead, whose last bit follows MKL's branch and the CPU's vendor.
+    Called directly, without torch.optim, because the Optimizer class imports torch._dynamo (1.7 s a
+    process).
+    """
+
+    def __init__(self, model, recipe: RecipeParams):
+        self.weights = list(model.parameters())
+        sizes = [w.numel() for w in self.weights]
+        self.flat = torch.nn.Parameter(torch.cat([w.detach().flatten() for w in self.weights]))
+        self.flat.grad = torch.zeros_like(self.flat)
+        parts = zip(self.weights, self.flat.data.split(sizes), self.flat.grad.split(sizes), strict=True)
+        for w, part, part_grad in parts:
+            w.data, w.grad = part.view_as(w), part_grad.view_as(w)
+        self.betas, self.eps = tuple(recipe.betas), recipe.eps
+        # Adam's moments and its step count (a float32 tensor, as torch.optim.Adam(fused=True) keeps it)
+        self.moments = {"exp_avg": torch.zeros_like(self.flat), "exp_avg_sq": torch.zeros_like(self.flat)}
+        self.count = torch.zeros((), dtype=torch.float32, device=self.flat.device)
+
+    def zero_grad(self):
+        self.flat.grad.zero_()  # the parameters' gradients are views into it: keep the buffer
+
+    def step(self, lr):
+        """One Adam update of every weight at learning rate `lr` (no weight decay, no amsgrad)."""
+        self.count += 1
+        torch._fused_adam_(
+            [self.flat.data],
+            [self.flat.grad],
+            [self.moments["exp_avg"]],
+            [self.moments["exp_avg_sq"]],
+            [],
+            [self.count],
+            amsgrad=False,
+            lr=lr,
+            beta1=self.betas[0],
+            beta2=self.betas[1],
+            weight_decay=0.0,
+            eps=self.eps,
+            maximize=False,
+        )
+
+    def state_dict(self):
+        return {**self.moments, "step": self.count}
+
+    def load_state_dict(self, state):
+        for name, moment in self.moments.items():
+            moment.copy_(state[name])
+        self.count.copy_(state["step"])
+
+    def release(self):
+        """Each parameter owns its storage again, as a freshly built model's does."""
+        for w in self.weights:
+            w.data, w.grad = w.data.clone(), None
+
+
+def batch_loss(model, batch, label_smoothing):
+    """One batch's loss: the sort's label-smoothed cross-entropy (section 5.4)."""
+    logits = model(batch.src, batch.tgt_in, batch.src_mask)  # (B, T, vocab)
+    return smoothed_loss(logits, batch.target, label_smoothing)
+
+
+def train_model(
+    config: ModelConfig,
+    recipe: RecipeParams,
+    seed,
+    data,
+    device="cpu",
+    on_step=None,
+    *,
+    build_model=Transformer,
+    optimizer=FlatAdam,
+    order=None,
+    loss_of=batch_loss,
+):
+    """Train one model of `config` with `recipe`; returns it and every step's loss. `on_step(step,
+    loss, lr)` observes. `build_model(config)` makes the model and `optimizer(model, recipe)` its
+    optimiser, an object with zero_grad(), step(lr) and release() (the speed benchmark passes
+    torch.nn.Transformer of our shape and torch.optim.Adam over each parameter); `loss_of(model, batch,
+    label_smoothing)` is a batch's loss. `order`: the rows of every step (default: a seeded
+    permutation per pass, pipeline.core.batching.batch_indices); the length study passes its own
+    (one length a batch) and its own model and loss (its count hint).
+    """
+    torch.manual_seed(seed)  # initial weights and dropout masks
+    model = build_model(config).to(device).train()
+    adam = optimizer(model, recipe)
+    losses = []
+    if order is None:
+        order = batch_indices(len(data["source"]), recipe.batch_size, recipe.steps, seed)
+    for step, rows in enumerate(order, start=1):
+        # 1. the batch: decoder input = BOS + target shifted right (teacher forcing)
+        batch = make_batch(data["source"][rows], data["target"][rows], data["lengths"][rows], device)
+        # 2. the learning rate for this step: a pure function of the step (equation 3)
+        lr = learning_rate(step, recipe.lr, recipe.warmup)
+        # 3. forward and label-smoothed loss
+        loss = loss_of(model, batch, recipe.label_smoothing)
+        value = loss.item()
+        check_loss(value, step, lr, losses[0] if losses else value)
+        # 4. backward and update
+        adam.zero_grad()
+        loss.backward()
+        adam.step(lr)
+        losses.append(value)
+        # 5. observe
+        if on_step:
+            on_step(step, value, lr)
+    adam.release()
+    return model, losses

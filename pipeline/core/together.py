@@ -1,0 +1,273 @@
+"""Seeds trained together: one process trains several seeds of one recipe as one batched model.
+
+The readable one-model loop is pipeline/core/loop.py's train_model; this is the same recipe with a
+leading seed axis on every weight. The one model's code runs unchanged under torch.func.vmap over
+the stacked weights (functional_call), so every position and attention scheme and every loss that
+the one model has, the batch has. A step is one dispatch of each operation for all seeds, where one
+process per seed paid Python's and the dispatcher's cost once per seed.
+
+Each seed keeps everything that is its own: its initial weights (built under torch.manual_seed(seed),
+as train_model builds them), its rows of every step (its own `order`), its dropout masks and random
+positions (drawn from its own generator, pipeline/model/draws.py), its Adam state (its slice of one
+flat buffer: Adam is elementwise) and its losses. Every operation of a step computes each seed's
+slice with the same kernel at the same shapes whatever the companions, so a seed trained alone or
+beside others ends with the same bytes (tests/test_together.py holds it).
+
+Every seed of a step reads a batch of the same width: the longest stored row when batches mix
+lengths, the batch's own length when each batch holds one length, as the study's does; its lengths
+then come in one order for every seed (pipeline.core.batching.batch_indices).
+"""
+
+import math
+
+import numpy as np
+import torch
+from torch import nn
+from torch.func import functional_call, vmap
+
+from pipeline.core.batching import Batch, batch_indices, decoder_input
+from pipeline.core.loop import FlatAdam, batch_loss, check_loss
+from pipeline.core.recipe import learning_rate
+from pipeline.model import draws
+from pipeline.model.transformer import Transformer, padding_mask
+from pipeline.params.model import ModelConfig
+from pipeline.params.sections import RecipeParams
+from pipeline.tokens import IGNORE
+
+# On a GPU the step's losses are read back every READ_EVERY steps rather than every step: reading a
+# value waits for the device, where the step is otherwise queued while the last one computes. A
+# run that diverges is then stopped up to this many steps late, with the same message.
+READ_EVERY = 100
+
+
+class _Loss(nn.Module):
+    """One seed's loss of one batch, as a module call, so that functional_call can swap in the
+    seed's weights: `loss_of(model, batch, label_smoothing)`."""
+
+    def __init__(self, model, loss_of, label_smoothing):
+        super().__init__()
+        self.model, self.loss_of, self.label_smoothing = model, loss_of, label_smoothing
+
+    def forward(self, src, tgt_in, target, src_mask, lengths):
+        return self.loss_of(self.model, Batch(src, tgt_in, target, src_mask, lengths), self.label_smoothing)
+
+
+class SeedStack:
+    """The models of `seeds`, each built by `build_model(config)` under torch.manual_seed(seed), their
+    weights stacked on a leading seed axis (`weights`, name -> (S, *shape)); each seed's generator
+    holds the state torch's generator held after building it, as train_model's dropout draws from."""
+
+    def __init__(self, build_model, config, seeds, device="cpu"):
+        self.seeds, self.models, self.generators = list(seeds), [], []
+        for seed in self.seeds:
+            torch.manual_seed(seed)  # initial weights, then the seed's own draws
+            self.models.append(build_model(config).to(device).train())
+            generator = torch.Generator(device=device)
+            if device == "cpu":
+                generator.set_state(torch.get_rng_state())
+            else:  # a lone model's draws on the GPU come from the device's generator, seeded alike
+                generator.manual_seed(seed)
+            self.generators.append(generator)
+        named = [dict(m.named_parameters()) for m in self.models]
+        self.weights = {
+            name: nn.Parameter(torch.stack([n[name].detach() for n in named])) for name in named[0]
+        }
+
+    def parameters(self):
+        return iter(self.weights.values())
+
+    def batched_loss(self, loss_of, label_smoothing, masked):
+        """(weights, numbers, src, tgt_in, target, src_mask, lengths) -> each seed's loss (S,), every
+        input with its seed axis first (`masked`: whether src_mask is a tensor or None); `numbers`
+        are each seed's random numbers for the step (pipeline.model.draws)."""
+        module = _Loss(self.models[0], loss_of, label_smoothing)
+
+        def one_seed(weights, numbers, *batch):
+            named = {f"model.{name}": w for name, w in weights.items()}
+            with draws.from_block(numbers):
+                return functional_call(module, named, batch)
+
+        return vmap(one_seed, in_dims=(0, 0, 0, 0, 0, 0 if masked else None, 0))
+
+    def numbers_drawn(self, loss_of, label_smoothing, batch):
+        """How many random numbers one seed's step draws on `batch` (src, tgt_in, target, src_mask,
+        lengths, each with its seed axis): one step of the first model, its draws counted."""
+        one = [None if x is None else x[0] for x in batch]
+        with torch.no_grad(), draws.counting() as count:
+            loss_of(self.models[0], Batch(*one), label_smoothing)
+        return count.used
+
+    def unstacked(self):
+        """Each seed's model holding its trained weights, in its own storage."""
+        for i, model in enumerate(self.models):
+            for name, w in model.named_parameters():
+                w.data = self.weights[name].data[i].clone()
+        return self.models
+
+
+def stacked_batch(data, rows_by_seed, width, device):
+    """The seeds' batches (S, B, T) from their rows, each trimmed to `width` (None: the batches' one
+    length, which every seed's batch then shares), with one padding mask for all or none."""
+    lengths = np.stack([np.asarray(data["lengths"][rows]) for rows in rows_by_seed])  # (S, B)
+    if width is None:
+        width = int(lengths.max())
+        if int(lengths.min()) != width:
+            raise ValueError("seeds trained together read batches of one length at each step")
+    src = np.stack([np.asarray(data["source"][rows])[:, :width] for rows in rows_by_seed])
+    tgt = np.stack([np.asarray(data["target"][rows])[:, :width] for rows in rows_by_seed])
+    src, tgt = (torch.as_tensor(a, dtype=torch.long, device=device) for a in (src, tgt))
+    has_padding = bool((lengths < width).any())  # on the host: no wait for a GPU
+    lengths = torch.as_tensor(lengths, dtype=torch.long, device=device)
+    padded = torch.arange(width, device=device) >= lengths[..., None]  # (S, B, T)
+    mask = padding_mask(lengths.flatten(), width).unflatten(0, lengths.shape) if has_padding else None
+    tgt_in = decoder_input(tgt.flatten(0, 1)).unflatten(0, tgt.shape[:2])
+    return src, tgt_in, tgt.masked_fill(padded, IGNORE), mask, lengths
+
+
+def train_together(
+    config: ModelConfig,
+    recipe: RecipeParams,
+    seeds,
+    data,
+    device="cpu",
+    on_step=None,
+    *,
+    build_model=Transformer,
+    orders=None,
+    loss_of=batch_loss,
+    resume=None,
+):
+    """Train one model of `config` with `recipe` per seed of `seeds`, all at once; returns the models
+    (in the order of `seeds`) and each one's every step's loss. `on_step(step, losses, lr)` observes
+    (losses: one float per seed). `orders`: each seed's rows of every step (default: train_model's
+    seeded permutation per pass); `build_model` and `loss_of` as train_model's. With a `resume`
+    (pipeline.core.resume.Resume) the state is saved every `resume.every` steps and continued from:
+    the same bytes as an uninterrupted run."""
+    stack = SeedStack(build_model, config, seeds, device)
+    adam = FlatAdam(stack, recipe)
+    losses = restore(resume, adam, stack, recipe, on_step)
+    done = len(losses[0])
+    if orders is None:
+        orders = [batch_indices(len(data["source"]), recipe.batch_size, recipe.steps, s) for s in seeds]
+        width = data["source"].shape[1]
+    else:
+        width = None
+    kinds = {}  # per batch width and padding: the batched loss and the numbers a step draws
+    pending = []  # (step, lr, each seed's loss) not yet read back from the device
+    read_every = 1 if torch.device(device).type == "cpu" else READ_EVERY
+    for step, rows_by_seed in enumerate(zip(*orders, strict=True), start=1):
+        if step <= done:
+            continue  # trained before the interruption; the batch order itself is replayed
+        batch = stacked_batch(data, rows_by_seed, width, device)
+        kind = (batch[0].shape[-1], batch[3] is None)
+        if kind not in kinds:
+            size = stack.numbers_drawn(loss_of, recipe.label_smoothing, batch)
+            kinds[kind] = stack.batched_loss(loss_of, recipe.label_smoothing, batch[3] is not None), size
+        batched_loss, size = kinds[kind]
+        lr = learning_rate(step, recipe.lr, recipe.warmup)
+        numbers = draws.step_numbers(stack.generators, size, device)
+        loss = batched_loss(stack.weights, numbers, *batch)  # (S,)
+        adam.zero_grad()
+        loss.sum().backward()  # a seed's weights hold only its own term of the sum
+        adam.step(lr)
+        pending.append((step, lr, loss.detach()))
+        saving = resume and step % resume.every == 0 and step < recipe.steps
+        if len(pending) == read_every or step == recipe.steps or saving:
+            read_losses(pending, losses, on_step)
+        if saving:
+            resume.save(step, adam, losses, stack.generators)
+    adam.release()
+    return stack.unstacked(), losses
+
+
+def read_losses(pending, losses, on_step):
+    """The pending steps' losses read back at once (one synchronisation on a GPU), checked, kept in
+    `losses` (one list a seed) and shown to `on_step`; `pending` is emptied."""
+    values = torch.stack([loss for _, _, loss in pending]).tolist()
+    for (step, lr, _), step_values in zip(pending, values, strict=True):
+        for seed_losses, value in zip(losses, step_values, strict=True):
+            check_loss(value, step, lr, seed_losses[0] if seed_losses else value)
+            seed_losses.append(value)
+        if on_step:
+            on_step(step, step_values, lr)
+    pending.clear()
+
+
+def restore(resume, adam: FlatAdam, stack: SeedStack, recipe: RecipeParams, on_step):
+    """Continue from the saved state, if any: weights, Adam's moments and each seed's generator. The
+    replayed steps reach `on_step` again, so logs come out whole. Returns each seed's losses so far."""
+    state = resume.load() if resume else None
+    if not state:
+        return [[] for _ in stack.seeds]
+    adam.flat.data.copy_(state["flat"])
+    adam.load_state_dict(state["optimizer"])
+    for generator, saved in zip(stack.generators, state["generators"], strict=True):
+        generator.set_state(saved)
+    print(f"seeds {', '.join(map(str, stack.seeds))}: resuming from step {state['step']} ({resume.path})")
+    for step, values in enumerate(zip(*state["losses"], strict=True), start=1):
+        if on_step:
+            on_step(step, list(values), learning_rate(step, recipe.lr, recipe.warmup))
+    return [list(seed_losses) for seed_losses in state["losses"]]
+
+
+def seed_groups(seeds, processes):
+    """`seeds` split into at most `processes` groups as even as can be, in order: each group one
+    process that trains its seeds together."""
+    seeds = list(seeds)
+    count = max(1, min(processes, len(seeds)))
+    size = math.ceil(len(seeds) / count)
+    return [seeds[i : i + size] for i in range(0, len(seeds), size)]
+
+
+class ModelsTogether:
+    """Trained models of one configuration decoded as one (the evaluate stage's seeds):
+    `decoder(decode)` turns a one-model decoder `decode(model, src) -> tokens (B, T)` into one that
+    gives every model's tokens (S, B, T).
+
+    On a GPU the models decode at once, one batched model under vmap (`batched`): one launch of each
+    operation for all. On a CPU they decode one after another: at the evaluation's 1,000 rows a
+    batch the operations are large enough that dispatch costs little, and a batched product costs
+    more than its models' products one by one (measured on the lesson's checkpoints: 1.18x slower
+    greedy, 1.26x beam search, 1.40x teacher forcing for five together). Both give the same tokens
+    (tests/test_together.py)."""
+
+    def __init__(self, models, batched=None):
+        self.models = list(models)
+        device = next(self.models[0].parameters()).device
+        self.batched = device.type != "cpu" if batched is None else batched
+        named = [dict(m.named_parameters()) for m in self.models]
+        self.weights = {name: torch.stack([n[name].detach() for n in named]) for name in named[0]}
+
+    def decoder(self, decode):
+        if not self.batched:
+            return lambda _models, src: self.one_by_one(decode, src)
+        module = _Decode(self.models[0], decode)
+
+        def one_model(weights, src):
+            return functional_call(module, {f"model.{name}": w for name, w in weights.items()}, (src,))
+
+        # randomness "same": a scheme that draws at test time draws for every model what each would
+        # draw alone, from the generator the test seeds by its length (seed_test_draws)
+        batched = vmap(one_model, in_dims=(0, None), randomness="same")
+        return lambda _models, src: batched(self.weights, src)
+
+    def one_by_one(self, decode, src):
+        """Each model's tokens, each decoded from the generator's state at the call, as alone: a
+        scheme that draws at test time draws the same for each (and as much, so the generator ends
+        where each model alone leaves it)."""
+        start, tokens = torch.get_rng_state(), []
+        for model in self.models:
+            torch.set_rng_state(start)
+            tokens.append(decode(model, src))
+        return torch.stack(tokens)
+
+
+class _Decode(nn.Module):
+    """A one-model decoder as a module call, so that functional_call can swap in a model's weights."""
+
+    def __init__(self, model, decode):
+        super().__init__()
+        self.model, self.decode = model, decode
+
+    def forward(self, src):
+        return self.decode(self.model, src)
