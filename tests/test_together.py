@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from pipeline.core.batching import batch_indices
+from pipeline.core.batching import Batch, batch_indices
 from pipeline.core.data import synthetic_rows
 from pipeline.core.decoding import beam_search, decode_set, greedy_cached
 from pipeline.core.loop import batch_loss
@@ -95,13 +95,7 @@ def test_the_batched_step_equals_the_one_model_step_seed_by_seed():
     for i, seed in enumerate(seeds):
         torch.manual_seed(seed)
         model = Transformer(config).train()
-        one = batch_loss(
-            model,
-            type(
-                "B", (), {"src": batch[0][i], "tgt_in": batch[1][i], "src_mask": None, "target": batch[2][i]}
-            ),
-            0.1,
-        )
+        one = batch_loss(model, Batch(*(None if x is None else x[i] for x in batch)), 0.1)  # seed i's batch
         one.backward()
         assert abs(one.item() - loss[i].item()) <= 640 * u * one.item()
         whole = torch.cat([w.grad.flatten() for w in model.parameters()]).norm()
