@@ -54,8 +54,18 @@ TINY = {
         "diagnosis_lengths": [3, LONGEST],
     },
 }
-UNIFORM = sorted(set(ATTENTION) - {"sigmoid_st"})  # the straight-through gate trains like sigmoid
-MIXES = ["softmax/sigmoid/sigmoid", "none/sigmoid/sigmoid", "softmax/softmax/sigmoid", "none/split/split"]
+# the straight-through gate trains like sigmoid; signed is a cross-attention only (its mixes below)
+UNIFORM = sorted(set(ATTENTION) - {"sigmoid_st", "signed"})
+MIXES = [
+    "softmax/sigmoid/sigmoid",
+    "none/sigmoid/sigmoid",
+    "softmax/softmax/sigmoid",
+    "none/split/split",
+    "none/none/signed",
+    "none/hard_sigmoid/signed",
+    "softmax/none/signed",
+]
+NORMS = ("post", "pre", "rezero")
 # Inputs the pipeline reads but a repro does not make: the frozen stages' and the fingerprint's records.
 RECORDS = ["metrics/numerics.json", "metrics/benchmark.json", "metrics/benchmark", "metrics/search.json"]
 
@@ -71,9 +81,21 @@ def classes():
     out = []
     for k, (positions, attention) in enumerate(pairs):
         for w, where in enumerate(("model", "study")):
-            norm, dropout, slack = ("post", "pre")[(k + w) % 2], (0.0, 0.1)[k % 2], (k // 2 + w) % 2
+            norm, dropout, slack = NORMS[(k + w) % len(NORMS)], (0.0, 0.1)[k % 2], (k // 2 + w) % 2
             out.append((where, positions, attention, norm, dropout, LONGEST + slack))
-    return out
+    # the signed count on the lesson's model, with the one scheme it takes and room for its BOS
+    return out + [("model", "bos", "none/none/signed", "rezero", 0.1, LONGEST + 1)]
+
+
+def refusal(positions, attention):
+    """What the parameter check must name when it refuses a class: a decoder blind to the input, a
+    signed count whose encoder does not see each token alone, or else a max_len without room."""
+    encoder, _, cross = attention_kinds(attention)
+    if cross == "none":
+        return "cross-attention 'none'"
+    if cross == "signed" and (encoder != "none" or positions != "bos"):
+        return "signed count"
+    return "max_len"
 
 
 def stage_commands():
@@ -213,10 +235,9 @@ def test_a_combination_runs_every_stage_or_is_refused_up_front(
     try:
         parse_params(raw)
     except ConfigError as refused:
-        message = str(refused)
-        blind = attention_kinds(attention)[-1] == "none"  # cross-attention: the decoder reads no input
-        assert "\n" not in message and ("cross-attention 'none'" if blind else "max_len") in message, message
-        assert blind or max_len == LONGEST, f"refused with room to spare: {message}"
+        message, reason = str(refused), refusal(positions, attention)
+        assert "\n" not in message and reason in message, message
+        assert reason != "max_len" or max_len == LONGEST, f"refused with room to spare: {message}"
         with pytest.raises(AssertionError, match="exited 2"):  # the first stage stops before writing
             run_stage(*argv_of(next(stage_commands())[1]["cmd"]), monkeypatch)
         after = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.name != "params.yaml")

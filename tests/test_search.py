@@ -10,8 +10,9 @@ from conftest import PARAMS_YAML, laid_over
 from pipeline.infra.errors import ConfigError
 from pipeline.params.load import load_params, parse_params
 from pipeline.params.study import variant_recipe
-from pipeline.study.bar import best_confirmed, chosen_variant, held_out, recipe_of
-from pipeline.study.search import load_rows, run_search, with_seeds
+from pipeline.study import search
+from pipeline.study.bar import best_confirmed, chosen_variant, held_out, recipe_of, search_rank
+from pipeline.study.search import load_rows, row_study, run_search, with_seeds
 from pipeline.study.sets import study_test_sets
 from pipeline.study.variant import run_variant
 from pipeline.tools import sort
@@ -120,9 +121,10 @@ def test_the_default_study_trains_the_searchs_best_confirmed_row():
 
 
 def test_every_screen_that_beats_the_best_confirmed_rows_screen_is_confirmed():
-    """The search's rule on the committed rows: a screen (seed 0) whose worst length of the bar's is
-    above the screen of the best confirmed row is retrained on the confirmation seeds, so the choice
-    cannot miss a row that looked better on first sight."""
+    """The search's rule on the committed rows: a screen that ranks above the screen of the best
+    confirmed row (its worst seed at the bar's lengths, then how far it sorts at the bar, then its
+    mean at 40) is retrained on the confirmation seeds, so the choice cannot miss a row that looked
+    better on first sight."""
     params = load_params(ROOT / "params.yaml")
     rows = json.loads((ROOT / "metrics/search.json").read_text())["rows"]
     confirm, screen = params.study.search_seeds.confirm, params.study.search_seeds.screen
@@ -133,6 +135,42 @@ def test_every_screen_that_beats_the_best_confirmed_rows_screen_is_confirmed():
     missing = [
         r["name"]
         for r in screens
-        if r["min_seed"] > own["min_seed"] and json.dumps(r["recipe"], sort_keys=True) not in confirmed
+        if search_rank(r) > search_rank(own) and json.dumps(r["recipe"], sort_keys=True) not in confirmed
     ]
-    assert not missing, f"screens above {own['name']}'s {own['min_seed']:.3f}, not confirmed: {missing}"
+    assert not missing, f"screens above {own['name']}'s {search_rank(own)}, not confirmed: {missing}"
+
+
+def test_a_row_stopped_by_an_earlier_divergence_check_is_rerun_and_keeps_the_earlier_stop(tmp_path):
+    params = parse_params(tiny_raw())
+    row = {"name": "sums", "variant": {"positions": "bos", "attention": "none/sigmoid/sigmoid"}, "seeds": [0]}
+    recipe = recipe_of(row_study(params.study, with_seeds([row], params.study)[0]), "sums")
+    stopped = "training diverged at step 3: loss 25.86 (learning rate 6.00e-05)"
+    out = tmp_path / "search.json"
+    out.write_text(json.dumps({"rows": [{**row, "recipe": recipe, "accuracy": {}, "failed": stopped}]}))
+    run_search(params.study, params.evaluate.batch_size, [row], out, workers=1)
+    (rerun,) = json.loads(out.read_text())["rows"]
+    assert "failed" not in rerun and set(rerun["accuracy"]) == {"0"}
+    assert rerun["stopped_before"] == stopped
+    before = out.read_text()
+    run_search(params.study, params.evaluate.batch_size, [row], out, workers=1)  # now recorded: kept
+    assert out.read_text() == before
+
+
+def test_a_rows_seeds_train_in_groups_of_at_most_three(tmp_path, monkeypatch):
+    params = parse_params(tiny_raw(search_seeds={"screen": [0], "confirm": [10, 11, 12, 13]}))
+    groups = []
+    monkeypatch.setattr(search, "train_and_test", lambda *job: groups.append(job[4]) or fake_results(job[4]))
+    row = {
+        "name": "sums",
+        "variant": {"positions": "bos", "attention": "none/sigmoid/sigmoid"},
+        "seeds": "confirm",
+    }
+    run_search(params.study, params.evaluate.batch_size, [row], tmp_path / "search.json", workers=1)
+    assert groups == [[10, 11], [12, 13]]
+    (recorded,) = json.loads((tmp_path / "search.json").read_text())["rows"]
+    assert set(recorded["accuracy"]) == {"10", "11", "12", "13"}
+
+
+def fake_results(seeds):
+    """What train_and_test returns for `seeds`, without training: every length sorted."""
+    return [{"accuracy": [{"length": n, "seq_acc": 1.0} for n in range(1, 6)]} for _ in seeds]

@@ -100,8 +100,12 @@ def test_every_scheme_and_attention_makes_a_variant():
     """Every positions scheme with every attention, and a variant that changes its own recipe:
     each parses into the study's recipe with its own values."""
     variants = {
-        f"{p}_{a}": {"positions": p, "attention": a} for p in POSITIONS for a in ATTENTION if a != "none"
+        f"{p}_{a}": {"positions": p, "attention": a}
+        for p in POSITIONS
+        for a in ATTENTION
+        if a not in ("none", "signed")  # signed: a cross-attention only, below
     }
+    variants["bos_signed"] = {"positions": "bos", "attention": "none/none/signed"}
     variants["sums_fixed"] = {
         "positions": "bos",
         "attention": "none/sigmoid/sigmoid",
@@ -123,7 +127,8 @@ def test_every_scheme_and_attention_makes_a_variant():
     assert set(DEFAULT["study"]["variants"]) == {
         "bos_mixed",
         "bos_mixed_sums",
-    }  # lean: softmax, the best
+        "signed_count_hint_repeats",
+    }  # lean: softmax, the best sums recipe the count margin diagnoses, the best
 
 
 # ------------------------------------------------------------------------------ study

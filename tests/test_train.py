@@ -10,7 +10,7 @@ import torch
 
 from pipeline.core.batching import make_batch
 from pipeline.core.data import make_datasets
-from pipeline.core.loop import FlatAdam, train_model
+from pipeline.core.loop import FAR_ABOVE, RUNNING_WINDOW, FlatAdam, check_loss, train_model
 from pipeline.core.loss import smoothed_loss
 from pipeline.core.resume import resume_for_seeds
 from pipeline.core.together import train_together
@@ -196,6 +196,25 @@ def test_divergence_stops_with_the_step_and_the_likely_cause():
     params = tiny_params(train={"lr": 1e6, "warmup": 1, "steps": 50})
     with pytest.raises(TrainingDiverged, match=r"diverged at step \d+: .*learning rate"):
         train_model(params.model, params.train, 0, train_data(params))
+
+
+def test_divergence_check_ignores_a_first_batch_easier_than_the_next():
+    # one length a batch: a length-1 first batch far below a length-10 second one is no divergence
+    check_loss(3.0, 2, 1e-4, [0.2], warmup=100)
+    check_loss(30.0, 50, 1e-4, [2.4] * 49, warmup=100)  # a swing during the warm-up is no divergence
+
+
+def test_divergence_check_stops_non_finite_losses_at_any_step():
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(TrainingDiverged, match=r"diverged at step 1: loss (nan|inf)"):
+            check_loss(bad, 1, 1e-4, [], warmup=100)
+
+
+def test_divergence_check_stops_a_loss_far_above_its_running_level_after_the_warm_up():
+    earlier = [0.6] * (RUNNING_WINDOW + 100)
+    check_loss(FAR_ABOVE * 0.6 * 0.99, 201, 1e-4, earlier, warmup=100)  # high, but not far above
+    with pytest.raises(TrainingDiverged, match=r"diverged at step 201: loss 2.5, 4.2 times its running"):
+        check_loss(2.5, 201, 1e-4, earlier, warmup=100)
 
 
 def test_loss_summary_snapshots():

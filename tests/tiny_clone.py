@@ -29,8 +29,14 @@ TINY = {
         "variants": {  # the default study's names and held-out seeds, so the README's commands run here
             "bos_mixed": {"positions": "bos", "attention": "softmax"},
             "bos_mixed_sums": {"positions": "bos", "attention": "none/sigmoid/sigmoid"},
+            "signed_count_hint_repeats": {
+                "positions": "bos",
+                "attention": "none/none/signed",
+                "train": {"count_hint": 0.1},
+                "data": {"repeats": 0.25},
+            },
         },
-        "model": {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "max_len": 24},  # reads the README's 20
+        "model": {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "max_len": 40},  # reads the README's 36
         "train": {"steps": 30, "batch_size": 16, "warmup": 5, "seeds": [100, 101]},
         "data": {"train_lengths": [1, 2, 3, 4, 5]},
         "max_length": 8,

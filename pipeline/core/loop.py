@@ -13,21 +13,42 @@ import torch
 
 from pipeline.core.batching import batch_indices, make_batch
 from pipeline.core.loss import smoothed_loss
-from pipeline.core.recipe import learning_rate
+from pipeline.core.recipe import recipe_rate
 from pipeline.infra.errors import TrainingDiverged
 from pipeline.model.transformer import Transformer
 from pipeline.params.model import ModelConfig
 from pipeline.params.sections import RecipeParams
 
+RUNNING_WINDOW = 100  # steps: a loss is judged against the mean of this many before it
+FAR_ABOVE = 4.0  # times that running level: a run-away, not one batch harder than the others
 
-def check_loss(loss, step, lr, first_loss):
-    """Stop at the first NaN or infinite loss, or a run-away to twice the untrained model's loss,
-    naming the step and the likely cause."""
-    if not math.isfinite(loss) or loss > 2 * first_loss:
-        raise TrainingDiverged(
-            f"training diverged at step {step}: loss {loss:.4g} (learning rate {lr:.2e}); "
-            "the likely cause is a learning rate too high for this model (train.lr, train.warmup)"
-        )
+
+def check_loss(loss, step, lr, earlier, warmup):
+    """Stop at the first NaN or infinite loss, or, once the warm-up and a full window are behind,
+    at a loss FAR_ABOVE times the mean of the RUNNING_WINDOW losses before it (`earlier`: this
+    run's losses so far), naming the step and the likely cause.
+
+    Never against the first loss: with one length a batch, a first batch of length 1 has a loss far
+    below a later batch of length 10, and early steps of a fresh model swing widely while the
+    learning rate warms up. Near the label-smoothed floor (about 0.5 nats) four times the running
+    level is a model back at guessing, which no healthy run visits after its warm-up.
+    """
+    if not math.isfinite(loss):
+        reason = f"loss {loss}"
+    elif step > max(warmup, RUNNING_WINDOW) and loss > FAR_ABOVE * (level := running_level(earlier)):
+        reason = f"loss {loss:.4g}, {loss / level:.1f} times its running level {level:.4g}"
+    else:
+        return
+    raise TrainingDiverged(
+        f"training diverged at step {step}: {reason} (learning rate {lr:.2e}); "
+        "the likely cause is a learning rate too high for this model (train.lr, train.warmup)"
+    )
+
+
+def running_level(losses):
+    """The mean of the last RUNNING_WINDOW losses."""
+    recent = losses[-RUNNING_WINDOW:]
+    return math.fsum(recent) / len(recent)
 
 
 class FlatAdam:
@@ -53,6 +74,8 @@ class FlatAdam:
         for w, part, part_grad in parts:
             w.data, w.grad = part.view_as(w), part_grad.view_as(w)
         self.betas, self.eps = tuple(recipe.betas), recipe.eps
+        # decoupled weight decay (AdamW), which only the study's recipes may set; 0 keeps Adam's kernel
+        self.weight_decay = getattr(recipe, "weight_decay", 0.0)
         # Adam's moments and its step count (a float32 tensor, as torch.optim.Adam(fused=True) keeps it)
         self.moments = {"exp_avg": torch.zeros_like(self.flat), "exp_avg_sq": torch.zeros_like(self.flat)}
         self.count = torch.zeros((), dtype=torch.float32, device=self.flat.device)
@@ -61,9 +84,11 @@ class FlatAdam:
         self.flat.grad.zero_()  # the parameters' gradients are views into it: keep the buffer
 
     def step(self, lr):
-        """One Adam update of every weight at learning rate `lr` (no weight decay, no amsgrad)."""
+        """One Adam update of every weight at learning rate `lr` (no amsgrad); with a weight decay,
+        AdamW's (each weight first shrunk by lr x weight_decay)."""
         self.count += 1
-        torch._fused_adam_(
+        update = torch._fused_adamw_ if self.weight_decay else torch._fused_adam_
+        update(
             [self.flat.data],
             [self.flat.grad],
             [self.moments["exp_avg"]],
@@ -74,7 +99,7 @@ class FlatAdam:
             lr=lr,
             beta1=self.betas[0],
             beta2=self.betas[1],
-            weight_decay=0.0,
+            weight_decay=self.weight_decay,
             eps=self.eps,
             maximize=False,
         )
@@ -130,11 +155,11 @@ def train_model(
         # 1. the batch: decoder input = BOS + target shifted right (teacher forcing)
         batch = make_batch(data["source"][rows], data["target"][rows], data["lengths"][rows], device)
         # 2. the learning rate for this step: a pure function of the step (equation 3)
-        lr = learning_rate(step, recipe.lr, recipe.warmup)
+        lr = recipe_rate(step, recipe)
         # 3. forward and label-smoothed loss
         loss = loss_of(model, batch, recipe.label_smoothing)
         value = loss.item()
-        check_loss(value, step, lr, losses[0] if losses else value)
+        check_loss(value, step, lr, losses, recipe.warmup)
         # 4. backward and update
         adam.zero_grad()
         loss.backward()

@@ -15,8 +15,15 @@ def lr_shape(step, warmup):
     return min(step / warmup, math.sqrt(warmup / step))
 
 
-def learning_rate(step, base_lr, warmup):
-    return base_lr * lr_shape(step, warmup)
+def learning_rate(step, base_lr, warmup, floor=0.0):
+    """The rate at `step`; after the warm-up it decays no lower than `floor` (the study's lr_floor)."""
+    rate = base_lr * lr_shape(step, warmup)
+    return max(rate, floor) if step >= warmup else rate
+
+
+def recipe_rate(step, recipe):
+    """The rate of `recipe` at `step`: the study's recipes may floor the decay (study.train.lr_floor)."""
+    return learning_rate(step, recipe.lr, recipe.warmup, getattr(recipe, "lr_floor", 0.0))
 
 
 def smoothed_target(label_smoothing, vocab):

@@ -27,7 +27,7 @@ from torch.func import functional_call, vmap
 
 from pipeline.core.batching import Batch, batch_indices, decoder_input
 from pipeline.core.loop import FlatAdam, batch_loss, check_loss
-from pipeline.core.recipe import learning_rate
+from pipeline.core.recipe import recipe_rate
 from pipeline.model import draws
 from pipeline.model.transformer import Transformer, padding_mask
 from pipeline.params.model import ModelConfig
@@ -164,7 +164,7 @@ def train_together(
             size = stack.numbers_drawn(loss_of, recipe.label_smoothing, batch)
             kinds[kind] = stack.batched_loss(loss_of, recipe.label_smoothing, batch[3] is not None), size
         batched_loss, size = kinds[kind]
-        lr = learning_rate(step, recipe.lr, recipe.warmup)
+        lr = recipe_rate(step, recipe)
         numbers = draws.step_numbers(stack.generators, size, device)
         loss = batched_loss(stack.weights, numbers, *batch)  # (S,)
         adam.zero_grad()
@@ -173,20 +173,20 @@ def train_together(
         pending.append((step, lr, loss.detach()))
         saving = resume and step % resume.every == 0 and step < recipe.steps
         if len(pending) == read_every or step == recipe.steps or saving:
-            read_losses(pending, losses, on_step)
+            read_losses(pending, losses, on_step, recipe.warmup)
         if saving:
             resume.save(step, adam, losses, stack.generators)
     adam.release()
     return stack.unstacked(), losses
 
 
-def read_losses(pending, losses, on_step):
+def read_losses(pending, losses, on_step, warmup):
     """The pending steps' losses read back at once (one synchronisation on a GPU), checked, kept in
     `losses` (one list a seed) and shown to `on_step`; `pending` is emptied."""
     values = torch.stack([loss for _, _, loss in pending]).tolist()
     for (step, lr, _), step_values in zip(pending, values, strict=True):
         for seed_losses, value in zip(losses, step_values, strict=True):
-            check_loss(value, step, lr, seed_losses[0] if seed_losses else value)
+            check_loss(value, step, lr, seed_losses, warmup)
             seed_losses.append(value)
         if on_step:
             on_step(step, step_values, lr)
@@ -206,7 +206,7 @@ def restore(resume, adam: FlatAdam, stack: SeedStack, recipe: RecipeParams, on_s
     print(f"seeds {', '.join(map(str, stack.seeds))}: resuming from step {state['step']} ({resume.path})")
     for step, values in enumerate(zip(*state["losses"], strict=True), start=1):
         if on_step:
-            on_step(step, list(values), learning_rate(step, recipe.lr, recipe.warmup))
+            on_step(step, list(values), recipe_rate(step, recipe))
     return [list(seed_losses) for seed_losses in state["losses"]]
 
 

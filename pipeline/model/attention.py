@@ -7,7 +7,9 @@ softmax is the paper's; log_length multiplies each query's scores by log n, n th
 at (Chiang and Cholak, 2022); sigmoid weighs each key on its own, so attention sums (Ramapuram et
 al., 2024); sigmoid_log multiplies the sigmoid's scores by log n as log_length does the softmax's;
 none attends to nothing; split gives half the heads softmax, half sigmoid; sigmoid_st rounds the
-sigmoid's gates to 0 or 1 going forward and keeps its gradient going back. The parameter names one
+sigmoid's gates to 0 or 1 going forward and keeps its gradient going back; hard_sigmoid limits a
+gate to exactly 0 and 1; signed (cross-attention only) sums the input's copies minus the copies
+written, through one gate. The parameter names one
 weighting for every attention or one per kind (encoder self / decoder self / cross:
 pipeline.params.model.attention_kinds).
 """
@@ -105,6 +107,25 @@ class StraightThrough(Sigmoid):
 
     def rounded(self, weights):
         return weights  # rounded in the forward pass already
+
+
+@ATTENTION.implements("hard_sigmoid")
+class HardSigmoid(Sigmoid):
+    """clamp((score + b_h) / 4 + 1/2, 0, 1): the sigmoid's slope at 0, limited to exactly 0 and 1, so
+    a key short of the threshold adds nothing to a sum over any number of keys. A gate outside (0, 1)
+    passes no gradient: start the bias near 0 (model.sigmoid_bias), not shut."""
+
+    def gates(self, scores, mask):
+        if mask is not None:
+            scores = scores + mask
+        return ((scores + self.bias.to(scores.dtype)) * 0.25 + 0.5).clamp(0.0, 1.0)
+
+
+@ATTENTION.implements("signed")
+class Signed(Sigmoid):
+    """The signed count's gates (a cross-attention only, pipeline/model/transformer.py,
+    MultiHeadAttention.signed): the sigmoid's, applied alike to the input's keys and to the keys of
+    the tokens written so far."""
 
 
 @ATTENTION.implements("split")

@@ -13,6 +13,9 @@ class LayerCache:
     self_v: torch.Tensor
     cross_k: torch.Tensor  # (B, h, T_enc, d_k): computed once from the memory
     cross_v: torch.Tensor
+    # the signed count's keys and values of the tokens written (B, h, steps, d_k); None elsewhere
+    written_k: torch.Tensor | None = None
+    written_v: torch.Tensor | None = None
 
 
 @dataclass
@@ -34,3 +37,6 @@ class DecoderCache:
         for c in self.layers:
             c.self_k[:, :, :n] = c.self_k[rows, :, :n]
             c.self_v[:, :, :n] = c.self_v[rows, :, :n]
+            if c.written_k is not None:
+                c.written_k[:, :, :n] = c.written_k[rows, :, :n]
+                c.written_v[:, :, :n] = c.written_v[rows, :, :n]

@@ -79,6 +79,17 @@ class MultiHeadAttention(nn.Module):
     def forward(self, xq, xkv, mask=None):
         return self.attend(self.project_q(xq), *self.project_kv(xkv), mask)
 
+    def signed(self, q, kv, written_kv, mask=None, written_mask=None):
+        """The signed count: the input's gated values minus the gated values of the tokens written
+        so far, one query, one gate, one value map for both, then W^O once. Where a digit's key
+        opens the gate, the head holds (copies in the input) - (copies written), exactly."""
+        k, v = kv
+        k_w, v_w = written_kv
+        scale = math.sqrt(self.d_k)
+        read = self.weights(q @ k.transpose(-2, -1) / scale, additive_mask(mask, q.dtype)) @ v
+        written = self.weights(q @ k_w.transpose(-2, -1) / scale, additive_mask(written_mask, q.dtype)) @ v_w
+        return self.wo((read - written).transpose(1, 2).flatten(2))
+
 
 def feed_forward(d_model, d_ff):
     """Position-wise FFN (section 3.3): up to d_ff, ReLU, back down to d_model."""
@@ -102,13 +113,22 @@ class Dropout(nn.Module):
 
 
 class Residual(nn.Module):
-    """One sublayer's wrapper: post-norm LayerNorm(x + Sublayer(x)) as the paper, or pre-norm."""
+    """One sublayer's wrapper: post-norm LayerNorm(x + Sublayer(x)) as the paper, pre-norm
+    x + Sublayer(LayerNorm(x)), or ReZero x + a Sublayer(x) with a learned scalar a from 0
+    (Bachlechner et al., 2020): nothing rescales the stream between the sublayers, so every sum
+    written into it stays on one scale until the stack's closing LayerNorm."""
 
     def __init__(self, d_model, dropout, norm):
         super().__init__()
-        self.norm, self.ln, self.drop = norm, nn.LayerNorm(d_model), Dropout(dropout)
+        self.norm, self.drop = norm, Dropout(dropout)
+        if norm == "rezero":
+            self.scale = nn.Parameter(torch.zeros(()))
+        else:
+            self.ln = nn.LayerNorm(d_model)
 
     def forward(self, x, sublayer):
+        if self.norm == "rezero":
+            return x + self.scale * self.drop(sublayer(x))
         if self.norm == "pre":
             return x + self.drop(sublayer(self.ln(x)))
         return self.ln(x + self.drop(sublayer(x)))
@@ -146,31 +166,48 @@ class DecoderLayer(nn.Module):
         super().__init__()
         self.attn = MultiHeadAttention(d_model, heads, attention, sigmoid_bias)
         self.cross = MultiHeadAttention(d_model, heads, cross_attention, sigmoid_bias)
+        self.signed = cross_attention == "signed"  # the cross-attention also reads the tokens written
         self.ffn = feed_forward(d_model, d_ff)
         self.sub = nn.ModuleList(Residual(d_model, dropout, norm) for _ in range(3))
 
-    def forward(self, y, memory, self_mask, memory_mask=None):
-        """All positions at once (training, teacher forcing)."""
-        return self.sublayers(y, lambda h: self.attn(h, h, self_mask), memory_mask, memory=memory)
+    def forward(self, y, memory, self_mask, memory_mask=None, written=None):
+        """All positions at once (training, teacher forcing); `written`: the signed count's rows of
+        the tokens fed (Transformer.written_rows), read under the causal mask."""
+        written = (self.cross.project_kv(written), self_mask) if self.signed else None
+        return self.sublayers(
+            y, lambda h: self.attn(h, h, self_mask), memory_mask, memory=memory, written=written
+        )
 
-    def step(self, y, cache: LayerCache, t, memory_mask=None):
+    def step(self, y, cache: LayerCache, t, memory_mask=None, written_row=None):
         """The layer at one new position t, y (B, 1, d_model): attends to positions 0..t only, so
-        no causal mask is needed; the same sublayers and weights as forward()."""
+        no causal mask is needed; the same sublayers and weights as forward() (`written_row`: the
+        signed count's row of the token fed, Transformer.written_rows)."""
 
         def self_attn(h):
             q, (k, v) = self.attn.project_q(h), self.attn.project_kv(h)  # (B, h, 1, d_k) each
             cache.self_k[:, :, t : t + 1], cache.self_v[:, :, t : t + 1] = k, v
             return self.attn.attend(q, cache.self_k[:, :, : t + 1], cache.self_v[:, :, : t + 1])
 
-        return self.sublayers(y, self_attn, memory_mask, cross_kv=(cache.cross_k, cache.cross_v))
+        written = None
+        if self.signed:  # the new token's written row joins the cached ones
+            cache.written_k[:, :, t : t + 1], cache.written_v[:, :, t : t + 1] = self.cross.project_kv(
+                written_row
+            )
+            written = ((cache.written_k[:, :, : t + 1], cache.written_v[:, :, : t + 1]), None)
+        return self.sublayers(
+            y, self_attn, memory_mask, cross_kv=(cache.cross_k, cache.cross_v), written=written
+        )
 
-    def sublayers(self, y, self_attn, memory_mask, memory=None, cross_kv=None):
-        """Self-attention, cross-attention over the memory (its K/V projected now, or cached), FFN."""
+    def sublayers(self, y, self_attn, memory_mask, memory=None, cross_kv=None, written=None):
+        """Self-attention, cross-attention over the memory (its K/V projected now, or cached; the
+        signed count's `written` = (its K/V, their mask)), FFN."""
         y = self.sub[0](y, self_attn)
 
         def cross(h):
             q = self.cross.project_q(h)
             k, v = cross_kv if cross_kv is not None else self.cross.project_kv(memory)
+            if self.signed:
+                return self.cross.signed(q, (k, v), written[0], memory_mask, written[1])
             return self.cross.attend(q, k, v, memory_mask)
 
         y = self.sub[1](y, cross)
@@ -182,7 +219,10 @@ class DecoderLayer(nn.Module):
         cross_k, cross_v = (x.contiguous() for x in self.cross.project_kv(memory))
         B, h, _, d_k = cross_k.shape
         empty = cross_k.new_empty(B, h, steps, d_k)
-        return LayerCache(empty, torch.empty_like(empty), cross_k, cross_v)
+        if not self.signed:
+            return LayerCache(empty, torch.empty_like(empty), cross_k, cross_v)
+        written = [torch.empty_like(empty) for _ in range(2)]
+        return LayerCache(empty, torch.empty_like(empty), cross_k, cross_v, *written)
 
 
 class Transformer(nn.Module):
@@ -202,8 +242,8 @@ class Transformer(nn.Module):
             DecoderLayer(**sizes, attention=decoder, cross_attention=cross, sigmoid_bias=c.sigmoid_bias)
             for _ in range(c.layers)
         )
-        # Pre-norm leaves the residual stream un-normalised: a final LayerNorm closes each stack.
-        final = c.norm == "pre"
+        # Pre-norm and ReZero leave the residual stream un-normalised: a final LayerNorm closes each stack.
+        final = c.norm in ("pre", "rezero")
         self.encoder_norm = nn.LayerNorm(c.d_model) if final else nn.Identity()
         self.decoder_norm = nn.LayerNorm(c.d_model) if final else nn.Identity()
         self.drop = Dropout(c.dropout)
@@ -235,6 +275,18 @@ class Transformer(nn.Module):
             x = layer(x, mask)
         return self.encoder_norm(x)
 
+    def written_rows(self, tokens):
+        """The signed count's rows of the tokens fed to the decoder (B, T, d_model): each token
+        through the encoder as the input's own tokens go, so that a digit written and the same digit
+        in the input have the same key and value (model.attention's cross 'signed', whose rules
+        leave the encoder seeing each token alone); None when no decoder layer counts signed."""
+        if not any(layer.signed for layer in self.decoder):
+            return None
+        x = self.embed(tokens, encoder=True)
+        for layer in self.encoder:
+            x = layer(x)
+        return self.encoder_norm(x)
+
     def decoder_positions(self, memory):
         """What a decoding session fixes once per source, right after encoding it: the positions a
         scheme draws for the decoder at test time (randomized's, (B, T_enc)); None for the others.
@@ -248,8 +300,9 @@ class Transformer(nn.Module):
         T = tgt_in.shape[1]
         self_mask = self.causal[:T, :T].to(y.dtype)  # (T, T): 0 on and below the diagonal, -inf above
         memory_mask = additive_mask(self.positions.memory_mask(memory_mask), y.dtype)
+        written = self.written_rows(tgt_in)
         for layer in self.decoder:
-            y = layer(y, memory, self_mask, memory_mask)
+            y = layer(y, memory, self_mask, memory_mask, written)
         return self.decoder_norm(y)
 
     def logits(self, states):
@@ -281,8 +334,9 @@ class Transformer(nn.Module):
         if t >= cache.steps:
             raise ValueError(f"the cache has room for {cache.steps} tokens; this is token {t + 1}")
         y = self.embed(token[:, None], start=t, drawn=cache.drawn)  # (B, 1, d_model)
+        written = self.written_rows(token[:, None])
         for layer, layer_cache in zip(self.decoder, cache.layers, strict=True):
-            y = layer.step(y, layer_cache, t, cache.memory_mask)
+            y = layer.step(y, layer_cache, t, cache.memory_mask, written)
         cache.length = t + 1
         return (self.decoder_norm(y) @ self.embedding.weight.T)[:, 0]  # (B, vocab)
 

@@ -88,6 +88,8 @@ ATTENTION = Options(  # model.attention's weightings (pipeline/model/attention.p
         "sigmoid_log": AttentionRules(gated=True),
         "sigmoid_st": AttentionRules(gated=True),
         "split": AttentionRules(gated=True),
+        "hard_sigmoid": AttentionRules(gated=True),
+        "signed": AttentionRules(gated=True),
         "none": AttentionRules(),
     },
 )
@@ -113,7 +115,9 @@ class ModelConfig:
     layers: POSITIVE_INT  # encoder and decoder layers each
     d_ff: POSITIVE_INT
     dropout: float_in(0.0, 1.0)
-    norm: one_of("post", "pre")
+    # post: LayerNorm(x + F(x)) as the paper; pre: x + F(LayerNorm(x)); rezero: x + a F(x), a learned
+    # scalar from 0 (Bachlechner et al., 2020), no LayerNorm inside a stack: one closes it
+    norm: one_of("post", "pre", "rezero")
     positions: one_of(*POSITIONS)
     attention: per_kind(tuple(ATTENTION), KINDS)  # one name, or one per kind
     sigmoid_bias: ANY_FLOAT  # sigmoid attention's learned b_h at the start
@@ -142,6 +146,18 @@ def check_config(key, config, train_lengths=()):
         raise ConfigError(
             f"{key}.attention = {config.attention}: cross-attention 'none' leaves the decoder blind to the "
             "input; 'none' is for the encoder's or the decoder's self-attention (none/sigmoid/sigmoid)"
+        )
+    encoder, decoder, cross = attention_kinds(config.attention)
+    if "signed" in (encoder, decoder):
+        raise ConfigError(
+            f"{key}.attention = {config.attention}: 'signed' is a cross-attention that also reads the "
+            "decoder's input; name it third (none/none/signed)"
+        )
+    if cross == "signed" and (encoder != "none" or config.positions != "bos"):
+        raise ConfigError(
+            f"{key}.attention = {config.attention} with positions {config.positions}: the signed count "
+            "reads the tokens written through the encoder as it reads the input, which is the same "
+            "rows only where the encoder sees each token alone: encoder attention none, positions bos"
         )
     scheme = POSITIONS.facts[config.positions]
     if scheme.sinusoids and config.d_model % 2:

@@ -52,10 +52,15 @@ class StudyTrainParams(RecipeParams):
 
     # by_length: each batch one length, no padding (1.20-1.27x a step); mixed: padded to the longest
     batches: one_of("by_length", "mixed")
-    # random: the paper's initialisation; handset: the counting sort set by hand (study/counting_sort.py)
-    init: one_of("random", "handset")
+    # random: the paper's initialisation; handset: the counting sort set by hand (study/counting_sort.py);
+    # handset_soft: the same with gates a few units wide, so that training can move every one
+    init: one_of("random", "handset", "handset_soft")
     # the count hint's weight (pipeline/study/variant.py, CountHint): 0 trains the sort alone
     count_hint: float_in(0.0, float("inf"))
+    # decoupled weight decay (AdamW's, Loshchilov and Hutter, 2019) per unit of learning rate: 0 is Adam
+    weight_decay: float_in(0.0, float("inf"))
+    # the learning rate's floor after the warm-up: the paper's 1/sqrt(step) decay stops there (0: never)
+    lr_floor: float_in(0.0, float("inf"))
 
 
 @section
@@ -203,7 +208,7 @@ def check_study(study: StudyParams):
                 f"{key} trains on length {max(lengths)}, beyond its max_len = {config.max_len}"
                 + (" less the BOS that opens the source" if longest_source(config) < config.max_len else "")
             )
-        if recipe.init == "handset":
+        if recipe.init != "random":
             check_handset_fits(config, f"{key}: train.init")
         if recipe.batches == "by_length" and recipe.steps < len(lengths):
             raise ConfigError(

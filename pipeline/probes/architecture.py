@@ -156,13 +156,13 @@ def measure(config: ModelConfig, seed=0):
         "encoder_layer_params": count(enc),
         "encoder_layer_attention_params": count(enc.attn),
         "encoder_layer_ffn_params": count(enc.ffn),
-        "encoder_layer_layernorm_params": sum(count(s.ln) for s in enc.sub),
+        "encoder_layer_layernorm_params": sum(count(m) for m in enc.modules() if isinstance(m, nn.LayerNorm)),
         "encoder_layer_output_shape": list(enc(torch.randn(2, 10, c.d_model)).shape),
         "decoder_layer_params": count(dec),
         "decoder_layer_attention_params": count(dec.attn) + count(dec.cross),
         "decoder_layer_ffn_params": count(dec.ffn),
-        "decoder_layer_layernorms": len(dec.sub),
-        "decoder_layer_layernorm_params": sum(count(s.ln) for s in dec.sub),
+        "decoder_layer_layernorms": sum(isinstance(m, nn.LayerNorm) for m in dec.modules()),
+        "decoder_layer_layernorm_params": sum(count(m) for m in dec.modules() if isinstance(m, nn.LayerNorm)),
         "cross_attention_sees_every_input": bool((cross > 0).all()),
         "attention_rows_sum_to_one": bool(torch.allclose(cross.sum(-1), torch.ones(()), atol=1e-6)),
         "self_attention_future_weight": float(self_weights.triu(1).abs().max()),
@@ -211,7 +211,8 @@ def boxes(enc, dec):
         lambda x, a=dec.cross: a(x[:, -1:], x),
         dec.ffn,
     ]
-    return found + [lambda x, s=sub: s.ln(x) for sub in (*enc.sub, *dec.sub)]
+    # each Add & Norm's LayerNorm (ReZero's residuals have none: the identity)
+    return found + [getattr(sub, "ln", nn.Identity()) for sub in (*enc.sub, *dec.sub)]
 
 
 def mixes_positions(box, d_model, length=6):

@@ -74,6 +74,9 @@ def sublayer_grad_norms(model: Transformer, batch, label_smoothing):
 
 def wrap(residual: Residual, x, sublayer, with_sum):
     """One sublayer as the model wraps it (dropout off), or the same without adding x back."""
+    if residual.norm == "rezero":
+        out = residual.scale * sublayer(x)
+        return x + out if with_sum else out
     if residual.norm == "pre":
         out = sublayer(residual.ln(x))
         return x + out if with_sum else out

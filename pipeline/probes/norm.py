@@ -26,30 +26,40 @@ HEADLINE = ("post_seq_acc", "pre_seq_acc", "post_minus_pre")  # the rest: metric
 COLUMNS = ["seed", "norm", "retrained", "seq_acc", "loss_last100_mean"]
 
 
+NORMS = ("post", "pre")  # the lesson's comparison; a model of another norm (rezero) retrains both
+
+
 def compare_group(
     config: ModelConfig, recipe: TrainParams, seeds, source, batch_size, train_path, models_dir
 ):
-    """Worker: train `seeds` of the pipeline's model (`config`, `recipe`) together with the norm it
-    lacks and score each against its checkpoint greedily on `source`: one row per seed and norm (its
-    loss only for the one trained here; the pipeline's is the train stage's)."""
+    """Worker: train `seeds` of the pipeline's model (`config`, `recipe`) together with each norm of
+    the comparison it lacks and score each against its checkpoint greedily on `source`: one row per
+    seed and norm (its loss only for one trained here; the pipeline's is the train stage's)."""
     device = set_up_worker(recipe.device)
-    other = "pre" if config.norm == "post" else "post"
     data = load_npz(train_path, ["source", "target", "lengths"])
-    trained, losses = train_together(dataclasses.replace(config, norm=other), recipe, seeds, data, device)
+    retrained = {
+        norm: train_together(dataclasses.replace(config, norm=norm), recipe, seeds, data, device)
+        for norm in NORMS
+        if norm != config.norm
+    }
     test = {source.shape[1]: (source, np.sort(source, axis=1))}
     rows = []
-    for seed, model, seed_losses in zip(seeds, trained, losses, strict=True):
-        models = {other: model.cpu(), config.norm: load_checkpoint(checkpoint_path(models_dir, seed))[0]}
-        loss = {other: statistics.fmean(seed_losses[-100:]), config.norm: None}
+    for i, seed in enumerate(seeds):
+        models = {
+            norm: (trained[i].cpu(), statistics.fmean(losses[i][-100:]))
+            for norm, (trained, losses) in retrained.items()
+        }
+        if config.norm in NORMS:
+            models[config.norm] = (load_checkpoint(checkpoint_path(models_dir, seed))[0], None)
         rows += [
             {
                 "seed": seed,
                 "norm": norm,
-                "retrained": norm == other,
+                "retrained": norm in retrained,
                 "seq_acc": accuracy_by_length(m.eval(), test, batch_size)[0][0]["seq_acc"],
-                "loss_last100_mean": loss[norm],
+                "loss_last100_mean": loss,
             }
-            for norm, m in models.items()
+            for norm, (m, loss) in models.items()  # those retrained first, then the checkpoint's
         ]
     return rows
 
@@ -73,7 +83,7 @@ def compare_norms(config, recipe: TrainParams, seeds, length, batch_size, train_
     groups = seed_groups(seeds, seed_processes(recipe.device))
     jobs = [(config, recipe, group, source, batch_size, train_path, models_dir) for group in groups]
     rows = [row for group_rows in run_jobs(compare_group, jobs, len(jobs)) for row in group_rows]
-    acc = {norm: [r["seq_acc"] for r in rows if r["norm"] == norm] for norm in ("post", "pre")}
+    acc = {norm: [r["seq_acc"] for r in rows if r["norm"] == norm] for norm in NORMS}
     for seed, post, pre in zip(seeds, acc["post"], acc["pre"], strict=True):
         print(f"seed {seed}: greedy at length {length}: post-norm {post:.2%}, pre-norm {pre:.2%}")
     return rows, paired_summary(acc["post"], acc["pre"])

@@ -7,6 +7,7 @@ import dataclasses
 import math
 
 import numpy as np
+import torch
 
 from pipeline.core.batching import make_batch
 from pipeline.core.data import load_npz
@@ -76,7 +77,7 @@ def run_probes(p: ProbeParams, seed, length, models_dir, test_path):
     metrics = lesson6_metrics(ln, table, steps, paths, acct, decoder_block, base, acct_32)
     metrics.update(grad_metrics(grads, runs))
     metrics.update(sweep_metrics(sweep))
-    metrics["layernorm_eps_model"] = model.encoder[0].sub[0].ln.eps
+    metrics["layernorm_eps_model"] = next(m.eps for m in model.modules() if isinstance(m, torch.nn.LayerNorm))
     metrics["grad_trained_is_post"] = model.config.norm == "post"
     metrics["grad_other_norm_trained"] = False
     tables = {
@@ -159,11 +160,16 @@ def grad_metrics(rows, runs):
     m = {}
     for name in runs:
         bottom, top = rows[0][name], rows[-1][name]
-        m[f"grad_{name}_bottom_over_top"] = bottom / top
+        m[f"grad_{name}_bottom_over_top"] = ratio(bottom, top)
         for stack in ("encoder", "decoder"):
             values = [r[name] for r in rows if r["stack"] == stack]
-            m[f"grad_{name}_{stack}_max_over_min"] = max(values) / min(values)
+            m[f"grad_{name}_{stack}_max_over_min"] = ratio(max(values), min(values))
     return m
+
+
+def ratio(a, b):
+    """a / b, infinite where b is 0 (a gradient stopped dead: gates shut exactly, ReZero's scale at 0)."""
+    return a / b if b else math.inf
 
 
 def sweep_metrics(sweep):

@@ -66,6 +66,51 @@ def cross_attention_share(diagnosis, trained):
     return at and at["attention_on_written_digit"]
 
 
+SHOWN = (20, 30, 40)  # the lengths at which the verdict gives every seed's accuracy
+
+
+def first_length(by_length):
+    """The shortest length of {length (a string): value}."""
+    return min(by_length, key=int)
+
+
+def last_length(by_length):
+    return max(by_length, key=int)
+
+
+GROWN = 1.2  # a LayerNorm divisor this many times its value at length 10 by length 40 has grown
+
+
+def count_margin_context(summary):
+    """The count-margin measurement as the appendix shows it, per model measured: its margins, its
+    decoder's LayerNorm divisors, the one that grew most, and whether the margin with a copy still
+    owed falls with the length while a divisor in the decoder grows (the scale mismatch)."""
+    out = {}
+    for variant, found in summary.items():
+        decoder = {k: d for k, d in found["divisors"].items() if k.startswith("decoder")}
+        grown = max(decoder, key=lambda k: decoder[k]["ratio_longest_to_shortest"]) if decoder else None
+        owed_1 = [m["margin"] for k, m in found["margins"].items() if k.endswith("_owed_1")]
+        owed_0 = [m["margin"] for k, m in found["margins"].items() if k.endswith("_owed_0")]
+        # falls: at some count shown, the margin with a copy owed is at the longest length less than
+        # half what it is at the shortest; rises: with none owed, a quarter of the way or more to 0
+        falls = any(m[last_length(m)] < 0.5 * m[first_length(m)] for m in owed_1)
+        wrong = [m["wrong_share"] for m in found["margins"].values()]
+        out[variant] = {
+            **found,
+            "decoder_divisors": decoder,
+            "most_grown": grown,
+            "most_grown_ratio": decoder[grown]["ratio_longest_to_shortest"] if grown else None,
+            "owed_1_falls": falls,
+            "owed_1_longest_min": min((m[last_length(m)] for m in owed_1), default=float("nan")),
+            "owed_0_rises": any(m[last_length(m)] > 0.75 * m[first_length(m)] for m in owed_0),
+            "grown": grown is not None and decoder[grown]["ratio_longest_to_shortest"] > GROWN,
+            "wrong_max": max(max(w.values()) for w in wrong),
+            "wrong_longest": max(w[last_length(w)] for w in wrong),
+            "mismatch": falls and grown is not None and decoder[grown]["ratio_longest_to_shortest"] > GROWN,
+        }
+    return out
+
+
 def study_context(tables, meta, diagnosis, study):
     """Each variant's parameters and results (its row of the bar table, its mean by length); a trained
     variant's own settings (`own`, from `study`: StudyParams) and where its gates start."""
@@ -83,6 +128,12 @@ def study_context(tables, meta, diagnosis, study):
             "seed_floor": standing["bar_min_seed_seq_acc"],
             "meets": standing["meets_bar"],
             "by_length": {int(n): statistics.fmean(g["seq_acc"]) for n, g in mine.groupby("length")},
+            "by_seed": {  # each seed at the lengths the verdict names
+                int(seed): {
+                    int(n): float(a) for n, a in zip(g["length"], g["seq_acc"], strict=True) if n in SHOWN
+                }
+                for seed, g in mine.groupby("seed")
+            },
             "diagnosis": diagnosis["variants"].get(v, {}),
             "gates": diagnosis.get("gates", {}).get(v, {}),
         }
@@ -119,9 +170,13 @@ def norm_context(tables, seeds, steps):
     by_norm = {norm: by_seed(rows, "seq_acc", seeds, norm=norm) for norm in ("post", "pre")}
     acc = {norm: statistics.fmean(values) for norm, values in by_norm.items()}
     diffs = paired_difference(by_norm["post"], by_norm["pre"])["diffs"]  # seed by seed
-    losses = tables["train/losses"]
-    post = [statistics.fmean(select(losses, seed=s)["loss"].tolist()[-100:]) for s in seeds]
-    pre = select(rows, retrained=True)["loss_last100_mean"].tolist()
+    logs = tables["train/losses"]  # the train stage's, for the norm the pipeline's model has
+    loss = {
+        norm: select(rows, retrained=True, norm=norm)["loss_last100_mean"].tolist()
+        or [statistics.fmean(select(logs, seed=s)["loss"].tolist()[-100:]) for s in seeds]
+        for norm in ("post", "pre")
+    }
+    post, pre = loss["post"], loss["pre"]
     return {
         "seeds": len(seeds),
         "steps": steps,
@@ -174,8 +229,9 @@ def searched(row, bar):
     and every seed), and a stopped row's message without the trainer's guess at the cause (a row of
     the same recipe trains on another seed: the guess is not the data's)."""
     shown = row | {"reach": row_reach(row, bar)}
-    if "failed" in row:
-        shown["failed"] = row["failed"].split("; the likely cause")[0]
+    for key in ("failed", "stopped_before"):
+        if key in row:
+            shown[key] = row[key].split("; the likely cause")[0]
     return shown
 
 
@@ -186,10 +242,29 @@ def positionless(search):
 
 
 def search_context(search, rows):
-    """The search's rows (`rows`: with the bar's reach recomputed) ranked by reach, the furthest first."""
+    """The search's rows (`rows`: with the bar's reach recomputed) ranked by reach, the furthest first,
+    and the rows that start from the softened hand-set weights (`stability`: does the recipe keep an
+    exact solution it starts from? reported apart, never the study's verdict), each seed's accuracy at
+    10, 20 and 40."""
     reach = lambda r: (r["reach"], r.get("acc_20") or 0, r.get("acc_40") or 0)  # noqa: E731
     ranked = sorted(rows, key=reach, reverse=True)
-    return {"rows": rows, "best": ranked[0] if ranked else None, "bar": search["bar"]}
+    stability = []
+    for r in rows:
+        if r["recipe"]["train"].get("init") == "handset_soft" and r["accuracy"]:
+            at = {n: [acc[str(n)] for acc in r["accuracy"].values()] for n in (10, 20, 40)}
+            stability.append({**r, "at": at, "kept": kept_or_lost(at, search["bar"])})
+    return {"rows": rows, "best": ranked[0] if ranked else None, "bar": search["bar"], "stability": stability}
+
+
+def kept_or_lost(at, bar):
+    """What training did to the exact solution it started from ({length: each seed's accuracy} at 10,
+    20 and 40): `kept` when every seed stays at the bar's floor at 20 and 40, `decayed` when lengths
+    up to 10 stay there and a longer one does not (the loss does not prefer the exact solution), `lost`
+    when even length 10 falls."""
+    floor = bar["seed_floor"]
+    if min(at[20] + at[40]) >= floor:
+        return "kept"
+    return "decayed" if min(at[10]) >= floor else "lost"
 
 
 def report_context(params: ReportParams, m, claims, environment):
@@ -230,6 +305,7 @@ def report_context(params: ReportParams, m, claims, environment):
         "probe": m["probe"],
         "depths": residual_depths(tables["probe/residual_table"], params.probe_depths),
         "study": study_context(tables, m["study_meta"], m["diagnosis"], params.study),
+        "margin": count_margin_context(m["count_margin"]),
         "search": search_context(m["search"], search_rows),
         "confirmation": confirmation(params.study, search_rows),
         "benchmark": m["benchmark"],

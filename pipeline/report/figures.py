@@ -114,6 +114,8 @@ def plot_gradient_depth(grad_path, path, w=ENGLISH):
     for norm, x in (("post", len(rows) - 0.6), ("pre", len(rows) - 0.3)):  # the report's ratios
         v, color = [float(r[f"{norm}_init"]) for r in rows], NORM_COLORS[norm]
         encoder = [g for g, r in zip(v, rows, strict=True) if r["stack"] == "encoder"]
+        if not (v[-1] and min(encoder)):  # a gradient stopped dead (gates shut exactly): no ratio
+            continue
         ax.hlines(v[0], 0, x, color=color, ls=":", lw=0.8)  # the bottom's level, carried to the top's
         ax.annotate("", (x, v[0]), (x, v[-1]), arrowprops={"arrowstyle": "<->", "color": color})
         ratios = w("gradient.ratios", bottom=v[0] / v[-1], spread=max(encoder) / min(encoder))

@@ -50,6 +50,7 @@ def read_metrics(saved, seeds):
     m["example"] = read_json(saved / "evaluate/example.json")
     m["study_meta"] = read_json(saved / "study/meta.json")
     m["diagnosis"] = read_json(saved / "study/diagnosis.json")
+    m["count_margin"] = read_json(saved / "study/count_margin.json")
     m["numerics"] = read_json(saved / "numerics.json")
     m["device"] = read_json(saved / "train/device.json")["device"]
     return m
@@ -131,6 +132,7 @@ def draw_edition(params: ReportParams, m, claims, losses, lesson, out, saved, w)
     study_figures.plot_study_diagnosis(diagnosis, out / "study_diagnosis.png", w)
     study_figures.plot_study_attention(diagnosis, out / "study_attention.png", w)
     study_figures.plot_study_counting(diagnosis, out / "study_counting.png", w)
+    study_figures.plot_count_margin(study / "count_margin.json", out / "study_count_margin.png", w)
     chosen, bar = confirmation(params.study, m["search"]["rows"]), m["study_meta"]["bar"]
     confirm_seeds, rows = params.study.search_seeds.confirm, m["search"]["rows"]
     ladder = out / "ladder.png"

@@ -236,7 +236,7 @@ def plot_study_seeds(per_seed_path, variant, confirmation, bar, path, w=ENGLISH)
     legend_centred(axes[0], -0.16, 2, fontsize=8)
     title = w("seeds_figure.title", variant=w.given("variants", variant), bar=100 * bar["accuracy"],
               floor=100 * bar["seed_floor"])  # fmt: skip
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(textwrap.fill(title, 140), fontsize=10)  # a long variant name wraps, not widens
     save(fig, path, w.lang)
 
 
@@ -250,16 +250,21 @@ RUNGS = (
     ("study", "bos_mixed"),
     ("study", "bos_mixed_sums"),
     ("search", "repeats"),
+    ("study", "signed_count_hint_repeats"),
     ("study", "handset"),
 )
 
 
 def repeats_row(rows, confirm_seeds):
-    """The search's repeat-heavy row retrained on the confirmation seeds whose worst seed is best."""
+    """The search's repeat-heavy sums row retrained on confirmation seeds (today's set, or the five
+    of it a row was confirmed on before the set grew) whose worst seed is best."""
     found = [
         r
         for r in rows
-        if (r["variant"].get("data") or {}).get("repeats") and r["seeds"] == list(confirm_seeds)
+        if (r["variant"].get("data") or {}).get("repeats")
+        and r["variant"].get("attention") == "none/sigmoid/sigmoid"
+        and len(r["seeds"]) >= 5
+        and set(r["seeds"]) <= set(confirm_seeds)
     ]
     return max(found, key=lambda r: r["min_seed"], default=None)
 
@@ -342,4 +347,64 @@ def plot_ladder(per_seed_path, meta, rows, confirm_seeds, bar, path, w=ENGLISH):
     axes[-1, 0].legend(handles=handles, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.55), ncol=4)
     fig.suptitle(w("ladder.title"), fontsize=11)
     fig.tight_layout(h_pad=0.4)
+    save(fig, path, w.lang)
+
+
+SUBLAYERS = ("self", "cross", "ffn")  # a decoder layer's sublayers, in order (LayerNorm names' sub.<k>)
+
+
+def plot_count_margin(summary_path, path, w=ENGLISH):
+    """Why a trained count fails at lengths never seen: for each trained variant measured (a column),
+    the decision margin at a fixed count against the input's length (top: one copy still owed, which
+    must stay above 0; none owed, which must stay below), and each decoder LayerNorm's divisor
+    against the length, relative to its value at the shortest (bottom)."""
+    summary = read_json(summary_path)
+    variants = [v for v in summary if v != "handset"]
+    if not variants:  # no trained model reads the lengths measured (a study of short models)
+        fig, ax = plt.subplots(figsize=(6, 2))
+        ax.text(0.5, 0.5, w("margin.none"), ha="center", va="center", transform=ax.transAxes)
+        ax.set_axis_off()
+        return save(fig, path, w.lang)
+    fig, axes = plt.subplots(2, len(variants), figsize=(5.2 * len(variants), 7.4), squeeze=False)
+    for column, variant in enumerate(variants):
+        top, bottom = axes[0, column], axes[1, column]
+        margins, divisors = summary[variant]["margins"], summary[variant]["divisors"]
+        for i, key in enumerate(k for k in margins if k.endswith("_owed_1")):
+            count = int(key.split("_")[1])
+            for owed, style in ((1, "-"), (0, "--")):
+                found = margins[f"count_{count}_owed_{owed}"]["margin"]
+                x = [int(n) for n in found]
+                label = w("margin.count", count=count) if owed else None
+                top.plot(x, list(found.values()), style, marker="o", ms=3, color=cycle_color(i), label=label)
+        top.axhline(0, color="black", lw=0.8)
+        top.plot([], [], "-", color="grey", label=w("margin.owed_1"))
+        top.plot([], [], "--", color="grey", label=w("margin.owed_0"))
+        top.set_title(textwrap.fill(w.given("variants", variant), 48), fontsize=10)
+        top.set(xlabel=w("input_length"), ylabel=w("margin.y"))
+        decoder = [name for name in divisors if name.startswith("decoder")]
+        for name in decoder:
+            _, layer, _, sub, _ = name.split(".")
+            found = divisors[name]["divisor"]
+            first = next(iter(found.values()))
+            label = w("margin.layernorm", layer=int(layer) + 1, sublayer=w(f"margin.{SUBLAYERS[int(sub)]}"))
+            style = "o-" if layer == "0" else "s--"  # colour: the sublayer; line: the layer
+            bottom.plot(
+                [int(n) for n in found],
+                [v / first for v in found.values()],
+                style,
+                ms=3,
+                color=cycle_color(int(sub)),
+                label=label,
+            )
+        if not decoder:
+            bottom.text(
+                0.5, 0.5, w("margin.no_layernorm"), ha="center", va="center", transform=bottom.transAxes
+            )
+        bottom.axhline(1, color="black", lw=0.8)
+        bottom.set(xlabel=w("input_length"), ylabel=w("margin.divisor_y"))
+    for row in axes:  # one legend a row, beside its last panel
+        handles, labels = max((ax.get_legend_handles_labels() for ax in row), key=lambda found: len(found[1]))
+        row[-1].legend(handles, labels, fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    fig.suptitle(w("margin.title"), fontsize=11)
+    fig.tight_layout()
     save(fig, path, w.lang)

@@ -79,7 +79,8 @@ def bar_standing(seq_acc, seeds, bar):
 # ------------------------------------------------------------------------- the search's choice
 
 
-OFF = ("count_hint", 0.0)  # a recipe without the hint is the recipe recorded before it existed
+# what a recipe leaves out where it is off: the recipe recorded before the option existed
+OFF = {"count_hint": 0.0, "weight_decay": 0.0, "lr_floor": 0.0}
 
 
 def recipe_of(study: StudyParams, name):
@@ -92,7 +93,7 @@ def recipe_of(study: StudyParams, name):
         del model["sigmoid_bias"]
     return {
         "model": model,
-        "train": {k: v for k, v in as_dict(recipe).items() if k != "seeds" and (k, v) != OFF},
+        "train": {k: v for k, v in as_dict(recipe).items() if k != "seeds" and OFF.get(k, "on") != v},
         "train_lengths": list(data.train_lengths),
         "repeats": data.repeats,
         "test": {"max_length": study.max_length, "test_size": study.test_size, "seed": study.seed},
@@ -118,10 +119,16 @@ def confirmed(rows, seeds):
     return [r for r in rows if r["seeds"] == list(seeds) and not r.get("failed")]
 
 
+def search_rank(row):
+    """How the search ranks a row, a screen or a confirmation: its worst seed at the bar's lengths;
+    among equals, how far it sorts at the bar, then its mean at 40 (the search's goal)."""
+    return row["min_seed"], row["reach"], row["acc_40"] or 0.0
+
+
 def best_confirmed(rows, seeds):
-    """The confirmed row whose worst seed at the bar's lengths is highest (the first of equals), or None."""
+    """The confirmed row that ranks highest (search_rank; the first of equals), or None."""
     found = confirmed(rows, seeds)
-    return max(found, key=lambda r: r["min_seed"]) if found else None
+    return max(found, key=search_rank) if found else None
 
 
 def chosen_variant(study: StudyParams, rows):

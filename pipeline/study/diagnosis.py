@@ -176,7 +176,8 @@ def attention_mass(model, src, tgt_in):
     input, a calibration to the training lengths does not stay right)."""
     with attention_weights(model) as found:
         model(src, tgt_in)
-    return {site_name(name): float(w.sum(-1).mean()) for name, (w,) in found.items()}
+    # a signed count weighs the input first, then the tokens written: its mass is the input's
+    return {site_name(name): float(calls[0].sum(-1).mean()) for name, calls in found.items()}
 
 
 @torch.no_grad()

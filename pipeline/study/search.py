@@ -20,6 +20,8 @@ from pathlib import Path
 
 import yaml
 
+from pipeline.core.loop import FAR_ABOVE, RUNNING_WINDOW
+from pipeline.core.together import seed_groups
 from pipeline.infra import files
 from pipeline.infra.errors import ConfigError, TrainingDiverged
 from pipeline.infra.workers import run_jobs, seed_processes
@@ -30,6 +32,7 @@ from pipeline.study.sets import study_test_sets
 from pipeline.study.variant import train_and_test
 
 ROW_KEYS = {"name", "variant", "seeds", "why"}
+GROUP_MOST = 3  # seeds a search job trains together
 
 
 def load_rows(path):
@@ -114,18 +117,19 @@ def try_train_and_test(config, recipe, data, variant, seeds, *shared):
 
 def row_result(row, recipe, seeds, bar, trained):
     """One row of the results from each seed's training result (accuracy by length, diagnosis)."""
+    base = {
+        "name": row["name"],
+        "variant": row["variant"],
+        "seeds": list(seeds),
+        "why": row.get("why", ""),
+        **({"stopped_before": row["stopped_before"]} if "stopped_before" in row else {}),
+        "recipe": recipe,
+        "command": command(row),
+    }
     failed = [trained[s]["failed"] for s in seeds if "failed" in trained[s]]
     if failed:
-        base = {
-            "name": row["name"],
-            "variant": row["variant"],
-            "seeds": list(seeds),
-            "why": row.get("why", ""),
-        }
         return {
             **base,
-            "recipe": recipe,
-            "command": command(row),
             "reach": 0,
             "acc_20": None,
             "acc_40": None,
@@ -133,6 +137,7 @@ def row_result(row, recipe, seeds, bar, trained):
             "meets_bar": False,
             "accuracy": {},
             "failed": failed[0],
+            "divergence_rule": DIVERGENCE_RULE,
         }
     accuracy = {s: trained[s]["accuracy"] for s in seeds}
     lengths = range(1, recipe["test"]["max_length"] + 1)
@@ -141,12 +146,7 @@ def row_result(row, recipe, seeds, bar, trained):
     summary = bar_standing(seq_acc, len(seeds), bar)
     mean_at = lambda n: statistics.fmean(seq_acc[n]) if n in seq_acc else None  # noqa: E731
     result = {
-        "name": row["name"],
-        "variant": row["variant"],
-        "seeds": list(seeds),
-        "why": row.get("why", ""),
-        "recipe": recipe,
-        "command": command(row),
+        **base,
         "reach": summary["bar_up_to_length"],
         "acc_20": mean_at(20),
         "acc_40": mean_at(40),
@@ -163,6 +163,17 @@ def row_result(row, recipe, seeds, bar, trained):
                 else {str(s): d for s, d in found.items()}
             )
     return result
+
+
+# The divergence check a failed row was stopped by (pipeline/core/loop.py, check_loss). A row stopped
+# by another rule is rerun, and the earlier stop is kept on it (`stopped_before`) for the record.
+DIVERGENCE_RULE = (
+    f"non-finite, or {FAR_ABOVE:g} times the mean of the last {RUNNING_WINDOW} losses after the warm-up"
+)
+
+
+def stopped_by_another_rule(row):
+    return "failed" in row and row.get("divergence_rule") != DIVERGENCE_RULE
 
 
 def read_results(path):
@@ -200,8 +211,10 @@ def run_search(study: StudyParams, batch_size, rows, path, workers=None):
         trying = row_study(study, row)
         recipe, seeds = recipe_of(trying, row["name"]), row["seeds"]
         old = done.get(row["name"])
-        if old and old["recipe"] == recipe and old["seeds"] == seeds:
+        if old and old["recipe"] == recipe and old["seeds"] == seeds and not stopped_by_another_rule(old):
             continue
+        if old and stopped_by_another_rule(old):
+            row = {**row, "stopped_before": old.get("stopped_before") or old["failed"]}
         config, train_recipe, data = variant_recipe(
             trying.variants[row["name"]], trying.model, trying.train, trying.data
         )
@@ -212,11 +225,22 @@ def run_search(study: StudyParams, batch_size, rows, path, workers=None):
             if key in planned:
                 where[s] = planned[key]
             elif key not in trained:
-                where[s] = planned[key] = (len(jobs), len(new))
                 new.append(s)
-        if new:  # the row's seeds not trained before, trained together
+        # the row's seeds not trained before, together in groups of at most GROUP_MOST: a row of
+        # eight seeds is three jobs, so that both cores work on it (alone or beside others, a seed
+        # trains to the same bytes: pipeline/core/together.py)
+        for group in seed_groups(new, -(-len(new) // GROUP_MOST)) if new else []:
+            for s in group:
+                where[s] = planned[seed_key(recipe, s)] = (len(jobs), group.index(s))
             jobs.append(
-                (config, dataclasses.replace(train_recipe, seeds=tuple(new)), data, row["name"], new, *shared)
+                (
+                    config,
+                    dataclasses.replace(train_recipe, seeds=tuple(group)),
+                    data,
+                    row["name"],
+                    group,
+                    *shared,
+                )
             )
         plan.append((row, recipe, seeds, where))
     new = sum(len(job[4]) for job in jobs)
@@ -239,10 +263,11 @@ def run_search(study: StudyParams, batch_size, rows, path, workers=None):
 
     finished = {}
 
-    def on_result(index, result):
+    def on_result(index, result):  # a row is saved when the last of its jobs finishes
         finished[index] = result
         for row, recipe, seeds, where in plan:
-            if where and max(job for job, _ in where.values()) == index:
+            jobs_of_row = {job for job, _ in where.values()}
+            if index in jobs_of_row and jobs_of_row <= set(finished):
                 save(row, recipe, seeds, where, finished)
 
     for row, recipe, seeds, where in plan:  # rows whose every seed was trained by another row

@@ -26,6 +26,8 @@ from pipeline.model.checkpoint import checkpoint_path, load_checkpoint
 from pipeline.params.model import longest_source
 from pipeline.params.study import StudyParams, variant_recipe
 from pipeline.study.bar import bar_lengths, bar_standing, best_variant, held_out
+from pipeline.study.count_margin import measure, measured_checkpoint
+from pipeline.study.count_margin import summary as count_summary
 from pipeline.study.counting_sort import counting_sort_model
 from pipeline.study.diagnosis import (
     VARIANT_DIAGNOSIS,
@@ -230,6 +232,27 @@ def handset_run(tests, batch_size, diagnosis_lengths):
     return accuracy, record
 
 
+MARGIN_COLUMNS = ["variant", "seed", "count", "length", "owed", "margin", "wrong_share", "steps"]
+DIVISOR_COLUMNS = ["variant", "seed", "length", "layer", "divisor"]
+
+
+def count_margins(records, variants_dir, workers):
+    """Every trained variant's checkpoints and the hand-set model measured at a fixed count
+    (pipeline.study.count_margin): (margin rows, divisor rows), each with its variant and seed."""
+    runs = [(v, seed) for v, rec in records.items() for seed in rec["seeds"]]
+    jobs = [(checkpoint_path(Path(variants_dir) / v, seed),) for v, seed in runs]
+    start = time.perf_counter()
+    measured = run_jobs(measured_checkpoint, jobs, workers)
+    measured.append(measure(counting_sort_model()))
+    runs.append(("handset", 0))
+    margins, divisors = [], []
+    for (v, seed), (margin_rows, divisor_rows) in zip(runs, measured, strict=True):
+        margins += [{"variant": v, "seed": seed, **r} for r in margin_rows]
+        divisors += [{"variant": v, "seed": seed, **r} for r in divisor_rows]
+    print(f"study: count margins of {len(runs)} models in {time.perf_counter() - start:.0f} s", flush=True)
+    return margins, divisors
+
+
 def run_study(s: StudyParams, seeds, device, batch_size, models_dir, train_path, variants_dir, workers=None):
     """Every variant's accuracy and standing, and the diagnosis of the pipeline's checkpoints (its
     `seeds`, tested on `device`, `batch_size` rows at a time): (the standings, the tidy tables {file
@@ -248,6 +271,7 @@ def run_study(s: StudyParams, seeds, device, batch_size, models_dir, train_path,
     rows = with_variant("pipeline", with_seeds({seed: accuracy for seed, (accuracy, _) in checked.items()}))
     for v, rec in records.items():
         rows += with_variant(v, rec["accuracy"])
+    margin_rows, divisor_rows = count_margins(records, variants_dir, workers)
     handset_accuracy, records["handset"] = handset_run(tests, batch_size, s.diagnosis_lengths)
     rows += with_variant("handset", with_seeds({0: handset_accuracy}))
     variants = ["pipeline", *s.variants, "handset"]
@@ -276,11 +300,14 @@ def run_study(s: StudyParams, seeds, device, batch_size, models_dir, train_path,
             seeds, s.diagnosis_lengths, models_dir, pipeline_lengths, tests, diagnosis, records
         ),
         "rank_by_step.csv": rank_table(diagnosis),
+        "count_margin.json": count_summary(margin_rows, divisor_rows),
     }
     tables = {
         "per_seed.csv": (rows, ACCURACY_COLUMNS),
         "bar.csv": (standings, ["variant", *BAR_COLUMNS]),
         "diagnosis_by_seed.csv": diagnosis_table(diagnosed, records),
+        "count_margin.csv": (margin_rows, MARGIN_COLUMNS),
+        "layernorm_divisors.csv": (divisor_rows, DIVISOR_COLUMNS),
     }
     return standings, tables, outputs
 
