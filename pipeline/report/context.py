@@ -89,6 +89,7 @@ def count_margin_context(summary):
     for variant, found in summary.items():
         decoder = {k: d for k, d in found["divisors"].items() if k.startswith("decoder")}
         grown = max(decoder, key=lambda k: decoder[k]["ratio_longest_to_shortest"]) if decoder else None
+        grown_ratio = decoder[grown]["ratio_longest_to_shortest"] if grown else None
         owed_1 = [m["margin"] for k, m in found["margins"].items() if k.endswith("_owed_1")]
         owed_0 = [m["margin"] for k, m in found["margins"].items() if k.endswith("_owed_0")]
         # falls: at some count shown, the margin with a copy owed is at the longest length less than
@@ -99,14 +100,14 @@ def count_margin_context(summary):
             **found,
             "decoder_divisors": decoder,
             "most_grown": grown,
-            "most_grown_ratio": decoder[grown]["ratio_longest_to_shortest"] if grown else None,
+            "most_grown_ratio": grown_ratio,
             "owed_1_falls": falls,
             "owed_1_longest_min": min((m[last_length(m)] for m in owed_1), default=float("nan")),
             "owed_0_rises": any(m[last_length(m)] > 0.75 * m[first_length(m)] for m in owed_0),
-            "grown": grown is not None and decoder[grown]["ratio_longest_to_shortest"] > GROWN,
+            "grown": grown is not None and grown_ratio > GROWN,
             "wrong_max": max(max(w.values()) for w in wrong),
             "wrong_longest": max(w[last_length(w)] for w in wrong),
-            "mismatch": falls and grown is not None and decoder[grown]["ratio_longest_to_shortest"] > GROWN,
+            "mismatch": falls and grown is not None and grown_ratio > GROWN,
         }
     return out
 
