@@ -81,6 +81,21 @@ def last_length(by_length):
 GROWN = 1.2  # a LayerNorm divisor this many times its value at length 10 by length 40 has grown
 
 
+def lowest_owed_1(margins):
+    """The lowest margin with a copy still owed at the longest length measured, and the count of
+    copies it is at (NaN and None when no count is measured)."""
+    at_longest = {
+        int(k.split("_")[1]): m["margin"][last_length(m["margin"])]
+        for k, m in margins.items()
+        if k.endswith("_owed_1")
+    }
+    count = min(at_longest, key=at_longest.get, default=None)
+    return {
+        "owed_1_longest_min": at_longest[count] if count is not None else float("nan"),
+        "owed_1_longest_min_count": count,
+    }
+
+
 def count_margin_context(summary):
     """The count-margin measurement as the appendix shows it, per model measured: its margins, its
     decoder's LayerNorm divisors, the one that grew most, and whether the margin with a copy still
@@ -102,7 +117,7 @@ def count_margin_context(summary):
             "most_grown": grown,
             "most_grown_ratio": grown_ratio,
             "owed_1_falls": falls,
-            "owed_1_longest_min": min((m[last_length(m)] for m in owed_1), default=float("nan")),
+            **lowest_owed_1(found["margins"]),
             "owed_0_rises": any(m[last_length(m)] > 0.75 * m[first_length(m)] for m in owed_0),
             "grown": grown is not None and grown_ratio > GROWN,
             "wrong_max": max(max(w.values()) for w in wrong),

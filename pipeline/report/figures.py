@@ -8,11 +8,12 @@ from pathlib import Path
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from pipeline.report.inputs import memory_tokens, read_json, read_numbers, read_rows
-from pipeline.report.style import ENGLISH, legend_centred, plt, save
+from pipeline.report.style import ENGLISH, fitted, legend_centred, plt, save
 
 NORM_COLORS = {"post": "cb:blue", "pre": "cb:orange"}
 SUM_STYLES = {"with_sum": "o-", "without_sum": "x--"}
 PATHS = ("encoder", "source_to_output")  # the Jacobian's two paths, each a panel
+PANEL_WIDTH = 3.8  # inches a Jacobian panel spans, its title wrapped to fit
 
 
 def plot_loss(losses_by_seed, floor, lesson_losses, path, w=ENGLISH):
@@ -119,8 +120,10 @@ def plot_gradient_depth(grad_path, path, w=ENGLISH):
         ax.hlines(v[0], 0, x, color=color, ls=":", lw=0.8)  # the bottom's level, carried to the top's
         ax.annotate("", (x, v[0]), (x, v[-1]), arrowprops={"arrowstyle": "<->", "color": color})
         ratios = w("gradient.ratios", bottom=v[0] / v[-1], spread=max(encoder) / min(encoder))
-        ax.text(len(rows) - 0.1, (v[0] * v[-1]) ** 0.5, ratios, color=color, fontsize=7.5, va="center")
-    ax.set(yscale="log", xlim=(-0.5, len(rows) + 1.3))  # room on the right for the ratios
+        # beside the axis in its colour: post-norm's at the top, pre-norm's at the bottom, never on each other
+        y, va = (0.98, "top") if norm == "post" else (0.02, "bottom")
+        ax.text(1.02, y, ratios, color=color, fontsize=7.5, va=va, transform=ax.transAxes)
+    ax.set(yscale="log", xlim=(-0.5, len(rows) - 0.1))  # room on the right for the arrows
     ax.set_xticks(range(len(rows)), names, rotation=45, ha="right", fontsize=8)
     ax.set_title(w("gradient.title"))
     ax.set(xlabel=w("gradient.x"), ylabel=w("gradient.y"))
@@ -141,9 +144,11 @@ def plot_jacobian_sweep(sweep_path, path, w=ENGLISH):
                 factor = (values[-1] / values[0]) ** (1 / (layers[-1] - layers[0]))  # geometric mean
                 label = w(f"jacobian.{sums}", norm=norm, factor=factor)
                 ax.plot(layers, values, SUM_STYLES[sums], color=NORM_COLORS[norm], label=label)
-        ax.set(yscale="log", title=w(f"jacobian.{stack}"), xlabel=w("jacobian.x"), ylabel=w("jacobian.y"))
-        ax.legend(fontsize=7)
-    fig.suptitle(w("jacobian.title"), fontsize=9.5, y=1.06)
+        ax.set(yscale="log", xlabel=w("jacobian.x"), ylabel=w("jacobian.y"))
+        ax.set_title(fitted(w(f"jacobian.{stack}"), PANEL_WIDTH, 11), fontsize=11)
+        legend_centred(ax, -0.2, ncol=1, fontsize=8)  # under the axis: the lines fill it
+    fig.suptitle(w("jacobian.title"), fontsize=10)
+    fig.tight_layout()
     save(fig, path, w.lang)
 
 
@@ -265,7 +270,7 @@ def draw_decoding(ax, rows, m, w):
     for key, fmt in [("uncached", "o-"), ("cached", "s-")]:
         growth = m[f"decode_growth_exponent_{key}"]
         ax.loglog(lengths, [float(r[f"{key}_ms"]) for r in rows], fmt, label=w(f"speed.{key}", growth=growth))
-    for r in rows:  # each speed-up beside a dotted line from one time to the other, clear of the axis
+    for r in rows:  # each speed-up beside a dotted line from one time to the other
         n, times = int(r["length"]), (float(r["cached_ms"]), float(r["uncached_ms"]))
         ax.vlines(n, *times, color="grey", ls=":", lw=1)
         ax.text(
@@ -275,11 +280,12 @@ def draw_decoding(ax, rows, m, w):
             fontsize=8,
             va="center",
         )
+    ax.set_xlim(min(lengths) / 1.15, max(lengths) * 2.6)  # room right of the last line for its label
     ax.set_xticks(lengths, [str(n) for n in lengths])
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_title(w("speed.decoding_title", rows=m["decode_rows"]))
     ax.set(xlabel=w("speed.decoding_x"), ylabel=w("speed.decoding_y"))
-    ax.legend(fontsize=8)
+    legend_centred(ax, -0.16, ncol=1, fontsize=8)  # under the axis: the lines and labels fill it
 
 
 def draw_throughput(ax, rows, w):
@@ -303,10 +309,11 @@ def draw_seeds(ax, rows, m, w):
     ax.bar(labels, walls, color=["cb:blue"] + ["cb:orange"] * (len(rows) - 1))
     ideal = m["seeds_ratio_ideal"]
     ax.axhline(ideal * walls[0], color="black", ls="--", lw=1)
-    ax.text(-0.38, 0.97 * ideal * walls[0], w("speed.ideal", times=ideal), va="top", fontsize=8)  # under it
+    # the note in the top left corner, above every bar, its label and the dashed line, wherever they are
+    ax.text(0.02, 0.97, w("speed.ideal", times=ideal), va="top", fontsize=8, transform=ax.transAxes)
     for i, r in enumerate(rows):
         as_long = w("speed.as_long", times=float(r["ratio_to_one"]))
         ax.text(i, walls[i], as_long, ha="center", va="bottom", fontsize=8)
     ax.set(title=w("speed.seeds_title", steps=m["seeds_steps"]), ylabel=w("speed.seeds_y"))
-    ax.set_ylim(0, max(walls) * 1.25)  # room for the labels above the bars
+    ax.set_ylim(0, max(*walls, ideal * walls[0]) * 1.7)  # the top third: the bars' labels and the note
     ax.tick_params(axis="x", labelsize=7.5)

@@ -10,20 +10,21 @@ import numpy as np
 from pipeline.params.study import BarParams
 from pipeline.report.inputs import read_json, read_rows, row_accuracy, variant_accuracy
 from pipeline.report.quantities import POSITIONLESS_ROW
-from pipeline.report.style import ENGLISH, cycle_color, grouped_bar, legend_centred, plt, save
+from pipeline.report.style import ENGLISH, cycle_color, fitted, grouped_bar, legend_centred, plt, save
 from pipeline.study.bar import at_the_bar
 
 # how an output goes wrong, then the lesson's habit guesses
 FAILURES = ("missing_digit", "extra_digit", "starts_with_0_given_no_0", "ends_with_9_given_no_9")
 COUNTS = ("1", "2", "3", "4", "5", "6", "7+")
+LEGEND_WIDTH = 60  # characters a line of a legend under a half-width panel holds
 ZOOM_FLOOR = 95  # % at the bottom of the seeds figure's zoom on the bar
 
 
-def bar_panels(bar, left_title, zoom_floor, zoom_title, height, w):
+def bar_panels(bar, left_title, zoom_floor, zoom_title, height, w, layout=None):
     """Accuracy against length in two panels, every tested length and a zoom on the bar's lengths
     from `zoom_floor` %: the bar's accuracy dashed, the end of its lengths dotted."""
     low, high = bar["lengths"]
-    fig, axes = plt.subplots(1, 2, figsize=(12, height), gridspec_kw={"width_ratios": [3, 2]})
+    fig, axes = plt.subplots(1, 2, figsize=(12, height), gridspec_kw={"width_ratios": [3, 2]}, layout=layout)
     for ax in axes:
         ax.axhline(100 * bar["accuracy"], color="black", ls="--", lw=1)
         ax.axvline(high + 0.5, color="grey", ls=":", lw=1)
@@ -140,8 +141,9 @@ def plot_study_attention(diagnosis_path, path, w=ENGLISH, variants_shown=3):
     lengths = sorted(int(n) for n in diag["lengths"])
     vmax = max(np.max(d[str(n)]["attention_by_rank"]) for d in panels.values() for n in lengths)
     rows, cols = len(panels), len(lengths)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 3.3 * rows + 0.6), squeeze=False)
-    for row, (name, d) in zip(axes, panels.items(), strict=True):
+    size = (3.3 * cols, 3.3 * rows + 0.6)
+    fig, axes = plt.subplots(rows, cols, figsize=size, squeeze=False, layout="constrained")
+    for i, (row, (name, d)) in enumerate(zip(axes, panels.items(), strict=True)):
         for ax, n in zip(row, lengths, strict=True):
             weights = np.array(d[str(n)]["attention_by_rank"])  # (steps, ranks)
             image = ax.imshow(weights, cmap="viridis", vmin=0, vmax=vmax, aspect="auto")
@@ -150,19 +152,21 @@ def plot_study_attention(diagnosis_path, path, w=ENGLISH, variants_shown=3):
             if d is diag["lengths"]:  # the pipeline's model: the clock set to its training length
                 clock = np.minimum(steps * n / ref, n - 1)
                 ax.plot(clock, steps, ":", color="cb:orange", lw=1.5, label=w("attention.clock", ref=ref))
-            short = textwrap.fill(w.given("variants", name), 26)  # a long name takes two lines
+            short = textwrap.fill(w.given("variants", name), 40)  # a long name takes more lines
             ax.set_title(w("attention.panel", name=short, n=n), fontsize=8)
             ax.set(xlim=(-0.5, n - 0.5), ylim=(n - 0.5, -0.5))
             ax.grid(False)
             ax.locator_params(integer=True)  # ranks and steps are whole numbers
-            ax.set_xlabel(w("attention.x"), fontsize=8)
+            if i == rows - 1:  # once a column, under its last panel
+                ax.set_xlabel(w("attention.x"), fontsize=8)
             if n == lengths[0]:
                 ax.set_ylabel(w("decoding_step"))
     dark = {"facecolor": plt.cm.viridis(0.0), "labelcolor": "white"}  # the white line shows on the map's dark
-    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8, **dark)
-    fig.subplots_adjust(hspace=0.55, bottom=0.08)
+    fig.legend(
+        *axes[0][0].get_legend_handles_labels(), loc="outside lower center", ncol=2, fontsize=8, **dark
+    )
     fig.colorbar(image, ax=axes, shrink=0.8, label=w("attention_weight"))
-    fig.suptitle(w("attention.title"), fontsize=10, y=0.92 + 0.02 / len(panels))
+    fig.suptitle(w("attention.title"), fontsize=10)
     save(fig, path, w.lang)
 
 
@@ -188,12 +192,12 @@ def plot_study_counting(diagnosis_path, path, w=ENGLISH, length="20"):
             where = w.given("sites", widest.split("_")[0], widest).format(
                 layer=int(widest.split("_")[-1]) + 1
             )
-            label = f"{w.given('variants', name)}: {where}"
+            label = textwrap.fill(f"{w.given('variants', name)}: {where}", LEGEND_WIDTH)
             mass_ax.plot(lengths, masses[widest], fmt, color=cycle_color(i), label=label, **look)
         counts = by_repeats[name]
         bars = [100 * counts[k] if counts.get(k) is not None else np.nan for k in shown]
         if shown:  # a study that tests no input of that length has no bars to draw
-            label = w.given("variants", name)
+            label = textwrap.fill(w.given("variants", name), LEGEND_WIDTH)
             grouped_bar(count_ax, i, len(panels), bars, lang=w.lang, color=cycle_color(i), label=label)
     mass_ax.set_title(w("counting.mass_title"), fontsize=10)
     mass_ax.set(xlabel=w("input_length"), ylabel=w("counting.mass_y"))
@@ -206,7 +210,7 @@ def plot_study_counting(diagnosis_path, path, w=ENGLISH, length="20"):
     count_ax.set_ylim(0, 105)
     count_ax.set(xlabel=w("counting.count_x"), ylabel=w("sorted_exactly"))
     if shown:
-        legend_centred(count_ax, -0.18, ncol=2)
+        legend_centred(count_ax, -0.18, ncol=1)
     fig.suptitle(w("counting.title"), fontsize=11, y=1.05)
     save(fig, path, w.lang)
 
@@ -221,7 +225,8 @@ def plot_study_seeds(per_seed_path, variant, confirmation, bar, path, w=ENGLISH)
         sets.insert(0, (w("seeds_figure.confirm"), chosen, "cb:orange", "x", -0.15))
     low, high = bar["lengths"]
     zoom = w("seeds_figure.zoom", low=low, high=high, floor=ZOOM_FLOOR)
-    fig, axes = bar_panels(bar, w("study.all_lengths"), ZOOM_FLOOR, zoom, 4.4, w)
+    fig, axes = bar_panels(bar, w("study.all_lengths"), ZOOM_FLOOR, zoom, 4.8, w, layout="constrained")
+    handles = []
     for name, by_seed, color, marker, shift in sets:
         lengths = sorted(set.intersection(*(set(by) for by in by_seed.values())))
         points = np.array([[by[n] for n in lengths] for by in by_seed.values()]) * 100  # (seeds, lengths)
@@ -230,13 +235,16 @@ def plot_study_seeds(per_seed_path, variant, confirmation, bar, path, w=ENGLISH)
             for row in points:
                 shown = row if floor is None else np.maximum(row, floor)
                 ax.plot(np.array(lengths) + shift, shown, marker, color=color, ms=3.5, alpha=0.7, ls="none")
-            label = w("seeds_figure.set", name=name, seeds=seeds)
-            ax.plot(lengths, points.mean(axis=0), "-", color=color, lw=1.3, label=label)
+            ax.plot(lengths, points.mean(axis=0), "-", color=color, lw=1.3)
+        label = w("seeds_figure.set", name=name, seeds=seeds)  # its marks and its mean, as drawn
+        handles.append(plt.Line2D([], [], marker=marker, ms=3.5, color=color, lw=1.3, label=label))
     axes[1].axhline(100 * bar["seed_floor"], color="black", ls=":", lw=1)
-    legend_centred(axes[0], -0.16, 2, fontsize=8)
-    title = w("seeds_figure.title", variant=w.given("variants", variant), bar=100 * bar["accuracy"],
-              floor=100 * bar["seed_floor"])  # fmt: skip
-    fig.suptitle(textwrap.fill(title, 140), fontsize=10)  # a long variant name wraps, not widens
+    lines = {"--": w("seeds_figure.bar", bar=100 * bar["accuracy"]),
+             ":": w("seeds_figure.floor", floor=100 * bar["seed_floor"])}  # fmt: skip
+    handles += [plt.Line2D([], [], color="black", ls=ls, lw=1, label=label) for ls, label in lines.items()]
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8)
+    title = w("seeds_figure.title", variant=w.given("variants", variant))
+    fig.suptitle(textwrap.fill(title, 150), fontsize=10)  # a long variant name wraps, not widens
     save(fig, path, w.lang)
 
 
@@ -253,6 +261,9 @@ RUNGS = (
     ("study", "signed_count_hint_repeats"),
     ("study", "handset"),
 )
+
+
+RUNG_TITLE_WIDTH = 140  # characters a line of a rung's title holds within its panel
 
 
 def repeats_row(rows, confirm_seeds):
@@ -333,7 +344,7 @@ def plot_ladder(per_seed_path, meta, rows, confirm_seeds, bar, path, w=ENGLISH):
         title = rung_title(
             w, name, label, len(by_seed), trained, lengths_at_the_bar(points, lengths, bar), bar
         )
-        ax.set_title(title, loc="left", fontsize=8.5)
+        ax.set_title(textwrap.fill(title, RUNG_TITLE_WIDTH), loc="left", fontsize=8.5)
         ax.set(ylim=(-5, 105), yticks=(0, 50, 100), xlim=(0.3, max(lengths) + 0.7))
     axes[-1, 0].set_xlabel(w("input_length"))
     fig.supxlabel(" ")  # room for the legend under the last axis
@@ -351,6 +362,7 @@ def plot_ladder(per_seed_path, meta, rows, confirm_seeds, bar, path, w=ENGLISH):
 
 
 SUBLAYERS = ("self", "cross", "ffn")  # a decoder layer's sublayers, in order (LayerNorm names' sub.<k>)
+PANEL_HEIGHT = 2.5  # inches a count-margin panel stands at least, its y label wrapped to fit
 
 
 def plot_count_margin(summary_path, path, w=ENGLISH):
@@ -361,9 +373,8 @@ def plot_count_margin(summary_path, path, w=ENGLISH):
     summary = read_json(summary_path)
     variants = [v for v in summary if v != "handset"]
     if not variants:  # no trained model reads the lengths measured (a study of short models)
-        fig, ax = plt.subplots(figsize=(6, 2))
-        ax.text(0.5, 0.5, w("margin.none"), ha="center", va="center", transform=ax.transAxes)
-        ax.set_axis_off()
+        fig = plt.figure(figsize=(6, 0.6))  # the sentence alone, no blank panel around it
+        fig.text(0.5, 0.5, w("margin.none"), ha="center", va="center")
         return save(fig, path, w.lang)
     fig, axes = plt.subplots(2, len(variants), figsize=(5.2 * len(variants), 7.4), squeeze=False)
     for column, variant in enumerate(variants):
@@ -380,7 +391,7 @@ def plot_count_margin(summary_path, path, w=ENGLISH):
         top.plot([], [], "-", color="grey", label=w("margin.owed_1"))
         top.plot([], [], "--", color="grey", label=w("margin.owed_0"))
         top.set_title(textwrap.fill(w.given("variants", variant), 48), fontsize=10)
-        top.set(xlabel=w("input_length"), ylabel=w("margin.y"))
+        top.set(xlabel=w("input_length"), ylabel=fitted(w("margin.y"), PANEL_HEIGHT, 10))
         decoder = [name for name in divisors if name.startswith("decoder")]
         for name in decoder:
             _, layer, _, sub, _ = name.split(".")
@@ -401,10 +412,10 @@ def plot_count_margin(summary_path, path, w=ENGLISH):
                 0.5, 0.5, w("margin.no_layernorm"), ha="center", va="center", transform=bottom.transAxes
             )
         bottom.axhline(1, color="black", lw=0.8)
-        bottom.set(xlabel=w("input_length"), ylabel=w("margin.divisor_y"))
+        bottom.set(xlabel=w("input_length"), ylabel=fitted(w("margin.divisor_y"), PANEL_HEIGHT, 10))
     for row in axes:  # one legend a row, beside its last panel
         handles, labels = max((ax.get_legend_handles_labels() for ax in row), key=lambda found: len(found[1]))
         row[-1].legend(handles, labels, fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
-    fig.suptitle(w("margin.title"), fontsize=11)
+    fig.suptitle(fitted(w("margin.title"), fig.get_figwidth(), 11), fontsize=11)
     fig.tight_layout()
     save(fig, path, w.lang)
