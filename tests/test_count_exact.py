@@ -14,11 +14,18 @@ from pipeline.infra.errors import ConfigError
 from pipeline.model.attention import HardSigmoid
 from pipeline.model.transformer import Transformer
 from pipeline.params.model import check_config
-from pipeline.study.count_margin import LayerNormDivisors, decisions, fixed_count_sources, measure
+from pipeline.study.count_margin import (
+    LayerNormDivisors,
+    decisions,
+    fixed_count_sources,
+    measure,
+    measured_lengths,
+    summary,
+)
 from pipeline.study.counting_sort import SUMS, counting_sort_model
 from pipeline.study.variant import start_from_soft_counting
 from pipeline.tokens import BOS
-from tests.conftest import tiny_params
+from tests.conftest import model_config, tiny_params
 
 SIGNED = dataclasses.replace(SUMS, attention="none/none/signed", sigmoid_bias=-1.0)
 
@@ -127,17 +134,54 @@ def test_fixed_count_inputs_hold_the_count_and_a_next_digit():
 
 
 def test_the_layernorm_divisor_read_is_the_one_layernorm_divides_by():
-    ln = torch.nn.LayerNorm(8)
-    model = torch.nn.Sequential(ln)
+    """Each sublayer's LayerNorm is read; a stack's closing LayerNorm (pre-norm's) is not."""
+    model = Transformer(model_config(d_model=8, heads=2, layers=1, d_ff=16, norm="pre"))
+    ln = model.decoder[0].sub[1].ln
     x = torch.randn(3, 4, 8) * 5
     with LayerNormDivisors(model) as found:
-        out = model(x)
+        out = ln(x)
+    assert set(found) == {"decoder.0.sub.1.ln"}
     centred = x - x.mean(-1, keepdim=True)
-    torch.testing.assert_close(centred / found["0"][..., None], out, rtol=1e-5, atol=1e-5)
+    expected = centred / found["decoder.0.sub.1.ln"][..., None] * ln.weight + ln.bias
+    torch.testing.assert_close(expected, out, rtol=1e-5, atol=1e-5)
+    with LayerNormDivisors(model) as found:
+        model(torch.randint(0, 10, (2, 5)), torch.randint(0, 10, (2, 5)))
+    assert "decoder_norm" not in found and "encoder_norm" not in found and len(found) == 5
 
 
 def test_the_hand_set_model_decides_right_at_every_count_and_length():
-    margins, divisors = measure(counting_sort_model())
+    margins, divisors = measure(counting_sort_model(), measured_lengths(10, 40))
     assert all(r["wrong_share"] == 0.0 for r in margins)
     assert {r["length"] for r in margins} == {10, 15, 20, 25, 30, 35, 40}
     assert {r["layer"] for r in divisors} >= {"decoder.0.sub.0.ln", "encoder.0.sub.0.ln"}
+
+
+def test_the_margins_are_read_from_the_longest_trained_length_to_the_longest_tested():
+    assert measured_lengths(10, 40) == [10, 15, 20, 25, 30, 35, 40]
+    assert measured_lengths(5, 8) == [5, 8]  # the longest tested closes the list
+    assert measured_lengths(10, 10) == [10]
+
+
+def test_a_count_read_at_one_length_has_no_drift_and_is_left_out_of_the_summary():
+    rows = [
+        {"variant": "v", "seed": 0, "count": c, "length": n, "owed": k, "margin": 1.0, "wrong_share": 0.0}
+        for n in (5, 8)
+        for c in (2, 4, 6)
+        if c < n
+        for k in (0, 1)
+    ]
+    shown = summary(rows, [])["v"]["margins"]
+    assert set(shown) == {"count_2_owed_0", "count_2_owed_1", "count_4_owed_0", "count_4_owed_1"}
+
+
+def test_a_model_read_at_one_length_only_is_left_out_of_the_summary():
+    rows = [
+        {"variant": "v", "seed": 0, "count": 2, "length": 5, "owed": k, "margin": 1.0, "wrong_share": 0.0}
+        for k in (0, 1)
+    ]
+    assert (
+        summary(
+            rows, [{"variant": "v", "seed": 0, "length": 5, "layer": "decoder.0.sub.0.ln", "divisor": 1.0}]
+        )
+        == {}
+    )

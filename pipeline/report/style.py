@@ -272,15 +272,29 @@ def empty_share(fig, renderer, boxes, canvas):
     return 1 - near.mean()
 
 
-def layout_faults(fig):
+def settle(fig):
+    """Lay `fig` out once and keep it so: its layout engine (constrained layout), if any, run once
+    and then dropped, so that the checks and the PNG read the same positions and the layout is not
+    computed again for the PNG (the ticks and titles are placed as the area is measured). Returns
+    the area `save` writes (saved_area)."""
+    renderer = fig.canvas.get_renderer()
+    engine = fig.get_layout_engine()
+    if engine is not None:
+        engine.execute(fig)
+        fig.set_layout_engine("none")
+    return saved_area(fig, renderer)
+
+
+def layout_faults(fig, area=None):
     """What keeps `fig` from reading cleanly, one line each, judged on the canvas `save` writes: two
     visible texts (titles, labels, tick labels, notes; a legend as one) whose drawn boxes overlap,
     tick labels of one axis aside from each other; a text not wholly on the canvas; a legend within
     CLEARANCE of a marker or a line vertex of any panel; and more than EMPTY_AT_MOST of the canvas
-    farther than BLANK_BEYOND from every panel, text and legend."""
-    fig.canvas.draw()
+    farther than BLANK_BEYOND from every panel, text and legend. `area`: what `settle` returned, if
+    `fig` is settled."""
+    area = settle(fig) if area is None else area
     renderer = fig.canvas.get_renderer()
-    canvas = saved_area(fig, renderer).transformed(fig.dpi_scale_trans)  # in pixels
+    canvas = area.transformed(fig.dpi_scale_trans)  # in pixels
     boxes = texts(fig, renderer)
     faults = collisions(boxes) + outside(boxes, canvas)
     faults += hidden_points(fig, renderer)
@@ -295,13 +309,13 @@ def save(fig, path, lang="en"):
     way (`lang`), once it reads cleanly (`layout_faults`). No "Software" entry and no date in the
     PNG's metadata, so that the same figure is the same bytes."""
     edition_ticks(fig, lang)
-    faults = layout_faults(fig)
+    area = settle(fig)
+    faults = layout_faults(fig, area)
     if faults:
         plt.close(fig)
         more = f" (and {len(faults) - 1} more)" if len(faults) > 1 else ""
         raise CrowdedFigure(f"figure {Path(path).name} ({lang}): {faults[0]}{more}")
     buffer = io.BytesIO()
-    bbox = saved_area(fig, fig.canvas.get_renderer())
-    fig.savefig(buffer, format="png", bbox_inches=bbox, metadata={"Software": None})
+    fig.savefig(buffer, format="png", bbox_inches=area, metadata={"Software": None})
     plt.close(fig)
     files.write_bytes(path, buffer.getvalue())

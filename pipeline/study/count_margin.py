@@ -18,13 +18,23 @@ import torch
 from torch import nn
 
 from pipeline.core.batching import decoder_input
+from pipeline.infra.workers import set_up_worker
+from pipeline.model.checkpoint import load_checkpoint
 from pipeline.params.model import longest_source
 from pipeline.tokens import DIGITS
 
 COUNTS = tuple(range(1, 21))  # copies of the digit decided on
-LENGTHS = (10, 15, 20, 25, 30, 35, 40)  # the input's length, training's longest first
+LENGTH_STEP = 5  # input positions between two lengths measured
 ROWS = 100  # inputs per count and length
 SHOWN_COUNTS = (2, 4, 6)  # the counts the study's summary and figure show
+
+
+def measured_lengths(longest_trained, longest_tested):
+    """The input's lengths measured: training's longest first, then every LENGTH_STEP positions up to
+    the study's longest tested length, which closes the list (10, 15, ..., 40 for the default
+    study), so that the margins are read where the study reads accuracy and nowhere beyond."""
+    lengths = list(range(longest_trained, longest_tested + 1, LENGTH_STEP))
+    return lengths if lengths[-1] == longest_tested else [*lengths, longest_tested]
 
 
 def fixed_count_sources(count, length, rows, rng):
@@ -41,15 +51,17 @@ def fixed_count_sources(count, length, rows, rng):
 
 
 class LayerNormDivisors:
-    """Forward hooks on every LayerNorm of a model: the divisor sqrt(var + eps) of each call's
-    input, (B, T) per LayerNorm name, for the passes run inside the block."""
+    """Forward hooks on every sublayer's LayerNorm of a model (`<stack>.<layer>.sub.<k>.ln`, where
+    the counts meet; not the closing LayerNorm of a pre-norm or ReZero stack): the divisor
+    sqrt(var + eps) of each call's input, (B, T) per LayerNorm name, for the passes run inside the
+    block."""
 
     def __init__(self, model):
         self.model, self.found, self.handles = model, {}, []
 
     def __enter__(self):
         for name, module in self.model.named_modules():
-            if isinstance(module, nn.LayerNorm):
+            if isinstance(module, nn.LayerNorm) and ".sub." in name:
                 self.handles.append(module.register_forward_hook(self.reader(name, module)))
         return self.found
 
@@ -90,13 +102,14 @@ def decisions(model, source, digit):
     return owed[written].numpy(), margin[written].numpy(), layers
 
 
-def measure(model, seed=0):
-    """One model's margins and LayerNorm divisors at every count and length it reads: (margin rows
-    {count, length, owed, margin, wrong_share, steps}, divisor rows {length, layer, divisor})."""
+def measure(model, lengths, seed=0):
+    """One model's margins and LayerNorm divisors at every count and each of `lengths` it reads:
+    (margin rows {count, length, owed, margin, wrong_share, steps}, divisor rows {length, layer,
+    divisor})."""
     rng = np.random.default_rng(seed)
     margins, divisors = [], []
     by_length = {}
-    for n in LENGTHS:
+    for n in lengths:
         if n > longest_source(model.config):
             continue
         for c in COUNTS:
@@ -134,20 +147,18 @@ def drift(margin_rows, count, owed):
     return float(10 * np.polyfit(lengths, [found[n] for n in lengths], 1)[0]), found
 
 
-def measured_checkpoint(path):
-    """Worker: the margins and divisors of one saved model (pipeline.model.checkpoint)."""
-    from pipeline.infra.workers import set_up_worker
-    from pipeline.model.checkpoint import load_checkpoint
-
+def measured_checkpoint(path, lengths):
+    """Worker: the margins and divisors of one saved model (pipeline.model.checkpoint) at `lengths`."""
     set_up_worker("cpu")
-    return measure(load_checkpoint(path)[0].eval())
+    return measure(load_checkpoint(path)[0].eval(), lengths)
 
 
 def summary(margin_rows, divisor_rows):
     """Per model (rows carry `variant` and `seed`), mean over its seeds: the margin at 0 and 1 copy
     owed by length and its drift per 10 positions at each of SHOWN_COUNTS, the share of those
     decisions the wrong way, and each LayerNorm's divisor by length with its ratio at the longest
-    length to the shortest."""
+    length to the shortest. A count shown that some seed reads at fewer than two lengths (the
+    shorter lengths hold fewer copies) has no drift, and is left out; a model left with none, too."""
     out = {}
     for variant in dict.fromkeys(r["variant"] for r in margin_rows):
         rows = [r for r in margin_rows if r["variant"] == variant]
@@ -156,6 +167,8 @@ def summary(margin_rows, divisor_rows):
         for c in SHOWN_COUNTS:
             for owed in (0, 1):
                 per_seed = [drift([r for r in rows if r["seed"] == s], c, owed) for s in seeds]
+                if any(d is None for d, _ in per_seed):
+                    continue
                 lengths = sorted(per_seed[0][1])
                 at = [r for r in rows if r["count"] == c and r["owed"] == owed]
                 margins[f"count_{c}_owed_{owed}"] = {
@@ -165,6 +178,8 @@ def summary(margin_rows, divisor_rows):
                     },
                     "drift_per_10": float(np.mean([d for d, _ in per_seed])),
                 }
+        if not margins:  # no count shown at two lengths: nothing to say of a drift
+            continue
         layers = {}
         for r in (r for r in divisor_rows if r["variant"] == variant):
             layers.setdefault(r["layer"], {}).setdefault(r["length"], []).append(r["divisor"])

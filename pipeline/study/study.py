@@ -26,7 +26,7 @@ from pipeline.model.checkpoint import checkpoint_path, load_checkpoint
 from pipeline.params.model import longest_source
 from pipeline.params.study import StudyParams, variant_recipe
 from pipeline.study.bar import bar_lengths, bar_standing, best_variant, held_out
-from pipeline.study.count_margin import measure, measured_checkpoint
+from pipeline.study.count_margin import measure, measured_checkpoint, measured_lengths
 from pipeline.study.count_margin import summary as count_summary
 from pipeline.study.counting_sort import counting_sort_model
 from pipeline.study.diagnosis import (
@@ -236,14 +236,15 @@ MARGIN_COLUMNS = ["variant", "seed", "count", "length", "owed", "margin", "wrong
 DIVISOR_COLUMNS = ["variant", "seed", "length", "layer", "divisor"]
 
 
-def count_margins(records, variants_dir, workers):
-    """Every trained variant's checkpoints and the hand-set model measured at a fixed count
-    (pipeline.study.count_margin): (margin rows, divisor rows), each with its variant and seed."""
+def count_margins(records, variants_dir, workers, lengths):
+    """Every trained variant's checkpoints and the hand-set model measured at a fixed count at each
+    of `lengths` (pipeline.study.count_margin): (margin rows, divisor rows), each with its variant
+    and seed."""
     runs = [(v, seed) for v, rec in records.items() for seed in rec["seeds"]]
-    jobs = [(checkpoint_path(Path(variants_dir) / v, seed),) for v, seed in runs]
+    jobs = [(checkpoint_path(Path(variants_dir) / v, seed), lengths) for v, seed in runs]
     start = time.perf_counter()
     measured = run_jobs(measured_checkpoint, jobs, workers)
-    measured.append(measure(counting_sort_model()))
+    measured.append(measure(counting_sort_model(), lengths))
     runs.append(("handset", 0))
     margins, divisors = [], []
     for (v, seed), (margin_rows, divisor_rows) in zip(runs, measured, strict=True):
@@ -271,7 +272,8 @@ def run_study(s: StudyParams, seeds, device, batch_size, models_dir, train_path,
     rows = with_variant("pipeline", with_seeds({seed: accuracy for seed, (accuracy, _) in checked.items()}))
     for v, rec in records.items():
         rows += with_variant(v, rec["accuracy"])
-    margin_rows, divisor_rows = count_margins(records, variants_dir, workers)
+    margin_lengths = measured_lengths(max(s.data.train_lengths), s.max_length)
+    margin_rows, divisor_rows = count_margins(records, variants_dir, workers, margin_lengths)
     handset_accuracy, records["handset"] = handset_run(tests, batch_size, s.diagnosis_lengths)
     rows += with_variant("handset", with_seeds({0: handset_accuracy}))
     variants = ["pipeline", *s.variants, "handset"]
