@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from pipeline.core import evaluate as evaluation
 from pipeline.infra.errors import DataError
@@ -17,7 +18,7 @@ from pipeline.params import lesson
 from pipeline.params.load import load_params
 from pipeline.report.claims import evaluate, load_claims
 from pipeline.report.context import report_context
-from pipeline.report.pages import render, wrap_markdown
+from pipeline.report.pages import WORDS, render, wrap_markdown
 from pipeline.report.quantities import quantities
 from pipeline.report.report import environment, read_metrics
 from pipeline.report.study_figures import lengths_at_the_bar, rung_title
@@ -53,8 +54,7 @@ FIRST_SCREEN = {  # each edition's verdict, its comparison table's header and it
         "does what the lesson says",
         "| what the lesson prints |",
         ["## The lesson's numbers against ours", "## The lesson's own explanations, tested",
-         "## What the figures show", "## Beyond the lesson: sorting any length",
-         "## Beyond the lesson: speed", "## Beyond the lesson: the environment", "## Every check, counted",
+         "## What the figures show", "## Beyond the lesson: sorting any length", "## Every check, counted",
          "## References", "## Glossary"],
     ),
     "README.es.md": (
@@ -63,8 +63,19 @@ FIRST_SCREEN = {  # each edition's verdict, its comparison table's header and it
         ["## Los números de la lección frente a los nuestros",
          "## Las explicaciones de la lección, puestas a prueba", "## Lo que muestran las figuras",
          "## Más allá de la lección: ordenar cualquier largo",
-         "## Más allá de la lección: la velocidad", "## Más allá de la lección: el entorno",
          "## Todas las comprobaciones, contadas", "## Referencias", "## Glosario"],
+    ),
+}  # fmt: skip
+# What goes beyond the lesson without being a claim of it, kept out of the first page: each appendix
+# ends with our code's speed and the environment that gives these results, and its README points there.
+APPENDIX_ENDS = {
+    "APPENDIX.md": (
+        "README.md", "(APPENDIX.md#beyond-the-lesson-speed)",
+        ["## Recipes", "## Beyond the lesson: speed", "## Beyond the lesson: the environment"],
+    ),
+    "APPENDIX.es.md": (
+        "README.es.md", "(APPENDIX.es.md#más-allá-de-la-lección-la-velocidad)",
+        ["## Recetas", "## Más allá de la lección: la velocidad", "## Más allá de la lección: el entorno"],
     ),
 }  # fmt: skip
 CODE_NAME = re.compile(r"\b[a-z]\w*_\w+\b|\b(?:l10|l6|paper)-[\w-]+")  # bos_mixed_sums, l10-shift
@@ -84,6 +95,32 @@ def test_the_first_screen_answers_the_lesson(pages, page):
     assert not CODE_NAME.findall(prose)
     places = [text.index(f"\n{h}\n") for h in headings]
     assert places == sorted(places)
+
+
+@pytest.mark.parametrize("page", APPENDIX_ENDS)
+def test_speed_and_the_environment_close_the_appendix_and_the_readme_points_there(pages, page):
+    """The speed and environment sections follow the recipes and close the appendix, the speed figure
+    with them; the README keeps neither, only a link to them."""
+    readme, link, headings = APPENDIX_ENDS[page]
+    text = pages[0][page]
+    places = [text.index(f"\n{h}\n") for h in headings]
+    assert places == sorted(places)
+    assert not re.search(r"^## ", text[places[-1] + len(headings[-1]) + 2 :], re.M)  # the last section
+    assert "/benchmark.png)" in text[places[1] :]
+    assert link in pages[0][readme] and not any(f"\n{h}\n" in pages[0][readme] for h in headings[1:])
+    assert "/benchmark.png)" not in pages[0][readme]
+
+
+def test_every_slip_of_the_lessons_is_an_imprecision_or_an_error_in_both_editions(pages):
+    """claims.yaml marks where the lessons slip (lesson_error); words.yaml says, in each edition, which
+    slips are imprecisions and which errors: every slip in exactly one group, the same in both."""
+    words = yaml.safe_load(WORDS.read_text())
+    slipped = {c.id for c in pages[1] if c.lesson_error}
+    kinds = ("imprecision", "error")
+    groups = {lang: {k: set(words[lang]["slips"][k]) for k in kinds} for lang in ("en", "es")}
+    assert groups["en"] == groups["es"]
+    assert not groups["en"]["imprecision"] & groups["en"]["error"]
+    assert groups["en"]["imprecision"] | groups["en"]["error"] == slipped
 
 
 def test_the_headline_counts_rebuild_from_claims_csv():

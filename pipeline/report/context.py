@@ -14,6 +14,7 @@ from pipeline.report.inputs import ReportParams
 from pipeline.report.judging import LESSON_TEST_SIZE, t_975
 from pipeline.report.quantities import positionless_row, shorter_untrained
 from pipeline.study.bar import best_variant, confirmation, row_reach
+from pipeline.tokens import DIGITS
 
 # The numbers lesson 10 prints that the first screen sets against ours, in the lesson's order; then
 # the digits of its length table, which the figure below the first table draws beside.
@@ -55,7 +56,7 @@ def greedy_gap(greedy, seeds):
     above = {"above_mean_se": (pooled - ours["mean"]) / se, "above_best_se": (pooled - ours["max"]) / se}
     z = (pooled - ours["mean"]) / spread
     tail = 0.5 * math.erfc(z / math.sqrt(2))  # a run at least this good, were runs normal
-    above |= {"above_mean_sd": z, "one_in": 1 / tail if tail > 1e-3 else None, "t": t_975(n)}
+    above |= {"above_mean_sd": z, "one_in": 1 / tail if tail > 1e-3 else None, "t": t_975(n), "df": n - 1}
     return {"pooled": pooled, "se": se, "right": round(pooled * 2 * LESSON_TEST_SIZE), **ours, **above}
 
 
@@ -64,6 +65,59 @@ def cross_attention_share(diagnosis, trained):
     written, mean over the seeds and the study's sequences at the trained length."""
     at = diagnosis["lengths"].get(str(trained))
     return at and at["attention_on_written_digit"]
+
+
+def even_share(length, digits=DIGITS):
+    """What an attention spread evenly over `length` random digits puts, on average over the steps
+    writing the sorted input, on the positions holding the digit written. A value present c times gets
+    c/length of the weight at each of its c steps: the sum of c²/length² over the `digits` values.
+    Each value's count c is binomial (length draws, probability p = 1/digits): mean length·p, variance
+    length·p·(1 - p); so the share is digits·(mean² + variance)/length² = p + (1 - p)/length."""
+    p = 1 / digits
+    mean, variance = length * p, length * p * (1 - p)
+    return {
+        "share": digits * (mean**2 + variance) / length**2,
+        "length": length,
+        "digits": digits,
+        "p": p,
+        "count_mean": mean,
+        "count_variance": variance,
+        "count_square": mean**2 + variance,  # the mean of c² over the values
+        "not_p": 1 - p,  # the chance that a position holds another value
+    }
+
+
+def clock(lesson_model, trained):
+    """The lesson's model's pace through the sorted input at each diagnosed length (rank_speed: 1 is
+    one place a step), beside the pace L/trained that writing as if every input had `trained` digits
+    would give; the lengths where the measured pace is under that, and whether the pace errs on the
+    clock's side (under 1 below the trained length, over 1 above it)."""
+    rates = {
+        int(n): {"measured": x["rank_speed"], "clock": int(n) / trained} for n, x in lesson_model.items()
+    }
+    other = [n for n in rates if n != trained]
+    return {
+        "rates": rates,
+        "other": other,
+        "under": [n for n in other if rates[n]["measured"] < rates[n]["clock"]],
+        "over": [n for n in other if rates[n]["measured"] > rates[n]["clock"]],
+        "clock_side": all((rates[n]["measured"] - 1) * (n - trained) > 0 for n in other),
+    }
+
+
+FLAT = 1.05  # a stack whose strongest sublayer gradient is under this many times its weakest is flat
+
+
+def gradient_stacks(probe):
+    """Each norm's gradient at initialisation, stack by stack: the strongest sublayer's over the
+    weakest's in the encoder and in the decoder, and whether both stacks are flat (then the whole
+    fall from top to bottom sits where the gradient crosses from the decoder into the encoder)."""
+    out = {}
+    for norm in ("post", "pre"):
+        spread = {s: probe.get(f"grad_{norm}_init_{s}_max_over_min") for s in ("encoder", "decoder")}
+        if None not in spread.values():
+            out[norm] = {**spread, "flat": all(v < FLAT for v in spread.values())}
+    return out
 
 
 SHOWN = (20, 30, 40)  # the lengths at which the verdict gives every seed's accuracy
@@ -318,6 +372,9 @@ def report_context(params: ReportParams, m, claims, environment):
         "gap": greedy_gap(by_seed(greedy, "greedy_seq_acc", seeds), seeds),
         "example": m["example"],
         "attention_share": cross_attention_share(m["diagnosis"], trained),
+        "even_share": even_share(trained),
+        "clock": clock(m["diagnosis"]["lengths"], trained),
+        "gradient_stacks": gradient_stacks(m["probe"]),
         "probe": m["probe"],
         "depths": residual_depths(tables["probe/residual_table"], params.probe_depths),
         "study": study_context(tables, m["study_meta"], m["diagnosis"], params.study),
