@@ -1,17 +1,18 @@
 """Every report figure reads cleanly in both editions: no two texts overlap, no text falls off the
 canvas, no legend stands over a data point, and no more than a third of the canvas is blank
-(pipeline/report/style.py's `layout_faults`, which `save` runs on every figure it writes); and each
+(pipeline/infra/figure_layout.py's `layout_faults`, which `save` runs on every figure it writes); and each
 of those faults, drawn on purpose, is caught."""
 
 from pathlib import Path
 
 import pytest
 
+from pipeline.infra.figure_layout import CrowdedFigure, layout_faults
 from pipeline.params.load import load_params
 from pipeline.report.claims import evaluate, load_claims
 from pipeline.report.quantities import quantities
 from pipeline.report.report import EDITIONS, draw_edition, lesson_values, read_metrics
-from pipeline.report.style import CrowdedFigure, Words, layout_faults, plt, save
+from pipeline.report.style import Words, plt, save
 from tests.conftest import report_params
 
 ROOT = Path(__file__).resolve().parents[1]
