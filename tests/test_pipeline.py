@@ -87,7 +87,9 @@ def test_report_renders_the_claims_and_figures(reproduced_clone):
         "study_counting.png",
     } <= set(figures)
     assert "| `bos_mixed` | no positions (BOS opens the source) | softmax | 1-5 | 30 | 2 |" in appendix
-    assert "runs/<stage>.json" in readme and f"numerics: mode `{numerics.mode()}`" in readme
+    assert (
+        "runs/<stage>.json" in appendix and f"numerics: mode `{numerics.mode()}`" in appendix
+    )  # the environment
     shown = set(re.findall(r"\]\(figures/([^)]+)\)", readme + appendix))
     assert shown == {f"en/{name}" for name in figures}  # every figure drawn is shown
 

@@ -149,11 +149,13 @@ def evaluate(entries, quantities, params: ReportParams):
 
 def counts(claims):
     """The verdict's numbers: measured claims by outcome (the headline counts those data could
-    falsify: neither a note nor too wide to tell); the other checks; the lessons' slips."""
+    falsify: neither a note nor too wide to tell; of them, the paper's own); the other checks; the
+    lessons' slips."""
     measured = [c for c in claims if c.kind == "measured"]
     return {
         "measured": len(measured),
         "falsifiable": sum(c.status != "note" for c in measured),
+        "falsifiable_paper": sum(c.status != "note" and c.source == "paper" for c in measured),
         "reruns": sum(c.kind == "rerun" for c in claims),
         "measured_pass": sum(c.status == "pass" for c in measured),
         "measured_fail": sum(c.status == "fail" for c in measured),
