@@ -160,6 +160,7 @@ def test_the_margins_are_read_from_the_longest_trained_length_to_the_longest_tes
     assert measured_lengths(10, 40) == [10, 15, 20, 25, 30, 35, 40]
     assert measured_lengths(5, 8) == [5, 8]  # the longest tested closes the list
     assert measured_lengths(10, 10) == [10]
+    assert measured_lengths(10, 3) == [3]  # tested no further than trained: the longest tested alone
 
 
 def test_a_count_read_at_one_length_has_no_drift_and_is_left_out_of_the_summary():

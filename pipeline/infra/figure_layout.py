@@ -15,8 +15,6 @@ class CrowdedFigure(PipelineError):
     """A figure whose words collide, fall off its canvas, hide its data, or that is mostly blank."""
 
 
-# ------------------------------------------------------------------ how a figure reads, measured
-
 EMPTY_AT_MOST = 1 / 3  # of the saved canvas in blank blocks
 CLEARANCE = 3  # points between a legend and a data mark: touching it hides it
 BLANK_BEYOND = 0.25  # inches from every panel, text and legend: blank (closer: a gutter, a margin)

@@ -32,9 +32,10 @@ SHOWN_COUNTS = (2, 4, 6)  # the counts the study's summary and figure show
 def measured_lengths(longest_trained, longest_tested):
     """The input's lengths measured: training's longest first, then every LENGTH_STEP positions up to
     the study's longest tested length, which closes the list (10, 15, ..., 40 for the default
-    study), so that the margins are read where the study reads accuracy and nowhere beyond."""
+    study), so that the margins are read where the study reads accuracy and nowhere beyond; the
+    longest tested alone where it is shorter than training's longest."""
     lengths = list(range(longest_trained, longest_tested + 1, LENGTH_STEP))
-    return lengths if lengths[-1] == longest_tested else [*lengths, longest_tested]
+    return lengths if lengths and lengths[-1] == longest_tested else [*lengths, longest_tested]
 
 
 def fixed_count_sources(count, length, rows, rng):
