@@ -15,6 +15,7 @@ import pytest
 import torch
 import yaml
 
+from pipeline.core.loop import train
 from pipeline.numerics.fingerprint import operation_entries
 from pipeline.numerics.record import differing
 from pipeline.params import lesson
@@ -31,6 +32,12 @@ TINY = {  # the toy sizes the unit tests train at; everything else as params.yam
     "model": {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "dropout": 0.0, "max_len": 16},
     "train": {"steps": 30, "batch_size": 16, "warmup": 5, "seeds": [0], "device": "cpu", "log_every": 10},
 }
+
+
+def trained_alone(config, recipe, seed, data, **options):
+    """One seed trained by the training loop (a group of one): its model and its every step's loss."""
+    (model,), (losses,) = train(config, recipe, [seed], data, **options)
+    return model, losses
 
 
 def laid_over(base, overrides):

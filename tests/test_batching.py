@@ -7,8 +7,7 @@ import pytest
 
 from pipeline.core.batching import batch_indices
 from pipeline.core.data import make_datasets, random_sources
-from pipeline.core.loop import train_model
-from tests.conftest import tiny_params
+from tests.conftest import tiny_params, trained_alone
 
 
 def take(size, batch_size, steps, seed, lengths=None):
@@ -42,6 +41,6 @@ def test_training_by_length_needs_no_padding_and_gives_other_batches():
     data = make_datasets(params.data)[0]
     seen, rows, tp = [], len(data["source"]), params.train
     order = batch_indices(rows, tp.batch_size, tp.steps, 0, data["lengths"])
-    _, by_length = train_model(params.model, tp, 0, data, on_step=lambda *a: seen.append(a), order=order)
-    _, mixed = train_model(params.model, params.train, 0, data)
+    _, by_length = trained_alone(params.model, tp, 0, data, on_step=lambda *a: seen.append(a), orders=[order])
+    _, mixed = trained_alone(params.model, params.train, 0, data)
     assert len(seen) == 6 and by_length != mixed

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from pipeline.core.data import make_datasets
-from pipeline.core.loop import train_model
+from pipeline.core.loop import train
 from pipeline.model.reference import ReferenceTransformer
 from pipeline.model.transformer import Transformer, count_parameters
 from pipeline.numerics import pin as numerics
@@ -29,10 +29,10 @@ def test_the_reference_has_our_shape_and_trains_in_our_loop(stock):
     params = tiny_params(model={"layers": 2, "dropout": 0.1}, train={"steps": 3})
     reference = partial(ReferenceTransformer, stock=stock)
     assert count_parameters(reference(params.model)) == count_parameters(Transformer(params.model))
-    model, losses = train_model(
+    (model,), (losses,) = train(
         params.model,
         params.train,
-        0,
+        [0],
         make_datasets(params.data)[0],
         build_model=reference,
         optimizer=ParameterAdam,
@@ -99,7 +99,7 @@ def test_the_step_profiles_self_times_and_calls_are_torchs_key_averages():
     params = tiny_params(model={"dropout": 0.1}, train={"steps": 2})
     data = make_datasets(params.data)[0]
     with profile() as prof:
-        train_model(params.model, params.train, 0, data)
+        train(params.model, params.train, [0], data)
     self_us, calls = step_profile.self_times(prof.kineto_results.events())
     averages = prof.key_averages()
     assert calls == {e.key: e.count for e in averages}

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from pipeline.core.loop import FlatAdam
+from pipeline.core.loop import build_optimizer
 from pipeline.core.recipe import learning_rate
 from pipeline.infra.errors import ConfigError
 from pipeline.model.attention import HardSigmoid
@@ -106,7 +106,7 @@ def test_weight_decay_is_adamws_update_bit_for_bit():
     params = tiny_params()
     recipe = dataclasses.replace(params.study.train, weight_decay=0.1)
     ours, theirs = built(params.model), built(params.model)
-    adam = FlatAdam(ours, recipe)
+    adam = build_optimizer(ours.parameters(), recipe)
     reference = torch.optim.AdamW(
         theirs.parameters(), lr=1e-3, betas=tuple(recipe.betas), eps=recipe.eps, weight_decay=0.1, fused=True
     )

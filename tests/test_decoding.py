@@ -10,12 +10,11 @@ import torch
 from pipeline.core.data import make_datasets
 from pipeline.core.decoding import beam_search, greedy, greedy_cached, length_penalty
 from pipeline.core.evaluate import at_trained, evaluate_model
-from pipeline.core.loop import train_model
 from pipeline.model.checkpoint import load_checkpoint
 from pipeline.model.hooks import attention_weights
 from pipeline.model.transformer import Transformer, padding_mask
 from pipeline.tokens import BOS
-from tests.conftest import model_config, tiny_params
+from tests.conftest import model_config, tiny_params, trained_alone
 
 CHECKPOINT, TEST_DATA = Path("models/seed_0.pt"), Path("data/test.npz")
 
@@ -39,7 +38,7 @@ def half_trained():
             model={"norm": norm, "layers": 2, "max_len": 24},
             train={"steps": 100, "lr": 0.02, "warmup": 10},
         )
-        models[norm] = train_model(params.model, params.train, 0, make_datasets(params.data)[0])[0].eval()
+        models[norm] = trained_alone(params.model, params.train, 0, make_datasets(params.data)[0])[0].eval()
     return models
 
 

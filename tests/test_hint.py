@@ -4,11 +4,10 @@ import torch
 
 from pipeline.core.batching import make_batch
 from pipeline.core.data import make_datasets
-from pipeline.core.loop import train_model
 from pipeline.model.transformer import Transformer
 from pipeline.study.variant import CountHint, copies_to_come, hinted_loss
 from pipeline.tokens import BOS, IGNORE
-from tests.conftest import tiny_params
+from tests.conftest import tiny_params, trained_alone
 
 
 def test_copies_to_come_counts_the_digit_just_written_still_ahead():
@@ -21,10 +20,10 @@ def test_copies_to_come_counts_the_digit_just_written_still_ahead():
 def test_the_hint_trains_beside_the_sort_and_leaves_the_sort_model_alone():
     params = tiny_params(data={"train_lengths": (3, 5), "train_size": 256}, train={"steps": 12, "warmup": 2})
     data = make_datasets(params.data)[0]
-    plain, plain_losses = train_model(params.model, params.train, 0, data)
+    plain, plain_losses = trained_alone(params.model, params.train, 0, data)
     with_hint = {"build_model": lambda c: CountHint(Transformer(c), 0.5), "loss_of": hinted_loss}
-    hinted, hinted_losses = train_model(params.model, params.train, 0, data, **with_hint)
-    again, again_losses = train_model(params.model, params.train, 0, data, **with_hint)
+    hinted, hinted_losses = trained_alone(params.model, params.train, 0, data, **with_hint)
+    again, again_losses = trained_alone(params.model, params.train, 0, data, **with_hint)
     hinted, again = hinted.model, again.model  # the sort's model, the head left behind
     assert hinted.state_dict().keys() == plain.state_dict().keys()  # the head is dropped
     assert hinted_losses[0] > plain_losses[0]  # the first step: the same model, plus the count's error

@@ -26,12 +26,11 @@ import hashlib, io
 import pipeline  # first, as every entry point: it pins the numerics before torch loads
 import torch
 from pipeline.core.data import make_datasets
-from pipeline.core.loop import train_model
-from tests.conftest import tiny_params
+from tests.conftest import tiny_params, trained_alone
 
 torch.set_num_threads(1)
 params = tiny_params(train={"steps": 8})
-model, _ = train_model(params.model, params.train, 0, make_datasets(params.data)[0])
+model, _ = trained_alone(params.model, params.train, 0, make_datasets(params.data)[0])
 buffer = io.BytesIO()
 torch.save(model.state_dict(), buffer)
 print(hashlib.sha256(buffer.getvalue()).hexdigest(), torch.backends.cpu.get_cpu_capability())

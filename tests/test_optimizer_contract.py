@@ -1,7 +1,7 @@
 """The optimiser's contract with seeds trained together: it is elementwise, so that no seed's update
 reads another seed's gradient or weights.
 
-Seeds trained together lay every seed's weights in one flat buffer (pipeline/core/together.py), and
+Seeds trained together lay every seed's weights in one flat buffer (pipeline/core/seed_axis.py), and
 the optimiser updates that buffer in one call. Adam and AdamW are elementwise, so each seed's slice
 moves as it would alone; an update that is not (a clip by the global gradient norm, LAMB's
 per-tensor trust ratio, a decay by group) would let the seeds mix without any error. The test below
@@ -14,8 +14,8 @@ import dataclasses
 import pytest
 import torch
 
-from pipeline.core.loop import FlatAdam
-from pipeline.core.together import SeedStack
+from pipeline.core.loop import FlatAdam, build_optimizer
+from pipeline.core.seed_axis import SeedStack
 from pipeline.model.transformer import Transformer
 from tests.conftest import tiny_params
 
@@ -26,7 +26,7 @@ def updated_weights(make_optimizer, recipe, disturbed=None, steps=3):
     """Each seed's weights (one tensor a seed) after `steps` updates of the stacked seeds from fixed
     gradients; with `disturbed`, that seed's gradients are scaled and shifted at every step."""
     stack = SeedStack(Transformer, tiny_params().model, SEEDS)
-    optimizer = make_optimizer(stack, recipe)
+    optimizer = make_optimizer(stack.parameters(), recipe)
     generator = torch.Generator().manual_seed(7)
     for step in range(1, steps + 1):
         optimizer.zero_grad()
@@ -59,9 +59,10 @@ class ClippedByGlobalNorm(FlatAdam):
 @pytest.mark.parametrize("weight_decay", [0.0, 0.01], ids=["adam", "adamw"])
 def test_the_optimiser_never_mixes_the_seeds_trained_together(weight_decay):
     recipe = dataclasses.replace(tiny_params().study.train, weight_decay=weight_decay)
-    assert_seeds_never_mix(FlatAdam, recipe)
+    assert_seeds_never_mix(build_optimizer, recipe)
 
 
 def test_the_contract_check_catches_an_update_that_mixes_the_seeds():
     with pytest.raises(AssertionError, match="read seed 0's gradients"):
-        assert_seeds_never_mix(ClippedByGlobalNorm, tiny_params().train)
+        clipped = lambda weights, r: ClippedByGlobalNorm(weights, r.betas, r.eps, r.weight_decay)  # noqa: E731
+        assert_seeds_never_mix(clipped, tiny_params().train)

@@ -137,15 +137,38 @@ def test_stage_prints_one_line_exits_nonzero_and_writes_nothing(tmp_path, text, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["params.yaml"]  # no output written
 
 
-def test_the_parameter_dataclasses_declare_no_values():
-    """params.yaml is the one source of values: every field of every section, the model's config
-    included, is required (a rule, no default)."""
-    sections = [Params, *(f.type for f in dataclasses.fields(Params))]
-    sections += [f.type for f in dataclasses.fields(StudyParams) if dataclasses.is_dataclass(f.type)]
-    sections.append(Variant)
-    for cls in sections:
+def declared_sections():
+    """Every section of params.yaml's dataclasses, with its path: the model's config, the study's
+    sub-sections and a variant's."""
+    sections = [((), Params), *(((f.name,), f.type) for f in dataclasses.fields(Params))]
+    sections += [
+        (("study", f.name), f.type)
+        for f in dataclasses.fields(StudyParams)
+        if dataclasses.is_dataclass(f.type)
+    ]
+    return sections
+
+
+def test_the_parameter_dataclasses_declare_a_value_only_for_an_option_that_is_off():
+    """params.yaml is the one source of values: every field of every section is required (a rule, no
+    default), but for an option the lesson leaves off, whose default is the value that leaves it off
+    (0: no weight decay, no floor, no count hint), for a section built in code."""
+    off = []
+    for _, cls in [*declared_sections(), ((), Variant)]:
         for f in dataclasses.fields(cls):
-            assert f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING, (
-                cls,
-                f.name,
-            )
+            assert f.default_factory is dataclasses.MISSING, (cls, f.name)
+            if f.default is not dataclasses.MISSING:
+                assert f.default == 0 and not isinstance(f.default, bool), (cls, f.name, f.default)
+                off.append(f.name)
+    assert sorted(set(off)) == ["count_hint", "lr_floor", "weight_decay"]
+
+
+def test_params_yaml_names_every_field_even_one_with_a_default():
+    """A default never stands in for params.yaml: the file names every field of every section, so
+    that `dvc exp run -S` varies a value each stage depends on."""
+    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for path, cls in declared_sections():
+        section = raw
+        for key in path:
+            section = section[key]
+        assert set(section) == {f.name for f in dataclasses.fields(cls)}, path

@@ -9,7 +9,6 @@ import torch
 from pipeline.core.batching import make_batch
 from pipeline.core.data import make_datasets
 from pipeline.core.decoding import beam_search, greedy, greedy_cached, seed_test_draws
-from pipeline.core.loop import train_model
 from pipeline.core.loss import smoothed_loss
 from pipeline.infra.errors import ConfigError
 from pipeline.model.attention import visible_keys
@@ -28,7 +27,7 @@ from pipeline.params.rules import as_dict, parse
 from pipeline.study.diagnosis import diagnose, length_accuracy, mean_over_seeds, seed_rows
 from pipeline.study.variant import at_plain_positions
 from pipeline.tokens import BOS, IGNORE
-from tests.conftest import model_config, tiny_params
+from tests.conftest import model_config, tiny_params, trained_alone
 
 TINY = {"d_model": 16, "heads": 2, "layers": 2, "d_ff": 32, "dropout": 0.1, "max_len": 24}
 
@@ -48,7 +47,7 @@ def trained():
             model={"positions": positions, "layers": 2, "max_len": 24},
             train={"steps": 80, "lr": 0.02, "warmup": 10},
         )
-        models[positions] = train_model(params.model, params.train, 0, make_datasets(params.data)[0])[
+        models[positions] = trained_alone(params.model, params.train, 0, make_datasets(params.data)[0])[
             0
         ].eval()
     return models

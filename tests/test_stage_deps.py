@@ -39,7 +39,7 @@ def test_the_tool_that_writes_the_code_deps_leaves_dvc_yaml_as_it_is():
 
 def test_the_closure_follows_imports_through_other_modules():
     closure = import_closure("pipeline.stages.train")
-    assert {"pipeline/__init__.py", "pipeline/numerics/pin.py", "pipeline/core/together.py"} <= closure
+    assert {"pipeline/__init__.py", "pipeline/numerics/pin.py", "pipeline/core/seed_axis.py"} <= closure
     assert "pipeline/report/pages.py" not in closure
 
 

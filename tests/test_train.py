@@ -10,10 +10,9 @@ import torch
 
 from pipeline.core.batching import make_batch
 from pipeline.core.data import make_datasets
-from pipeline.core.loop import FAR_ABOVE, RUNNING_WINDOW, FlatAdam, check_loss, train_model
+from pipeline.core.loop import FAR_ABOVE, RUNNING_WINDOW, build_optimizer, check_loss, train
 from pipeline.core.loss import smoothed_loss
 from pipeline.core.resume import resume_for_seeds
-from pipeline.core.together import train_together
 from pipeline.core.train import loss_summary
 from pipeline.infra import files
 from pipeline.infra import workers as pool
@@ -30,6 +29,7 @@ from tests.conftest import (
     skip_unless_same_numerics,
     this_machines_operations,
     tiny_params,
+    trained_alone,
 )
 
 
@@ -86,7 +86,7 @@ def test_tiny_model_overfits_one_batch():
 
 def test_training_reduces_the_loss():
     params = tiny_params(train={"steps": 60})
-    _, losses = train_model(params.model, params.train, 0, train_data(params))
+    _, losses = trained_alone(params.model, params.train, 0, train_data(params))
     assert len(losses) == 60
     assert np.mean(losses[-10:]) < np.mean(losses[:10])
 
@@ -94,9 +94,9 @@ def test_training_reduces_the_loss():
 def test_same_seed_same_weights_other_seed_other_weights():
     params = tiny_params()
     data = train_data(params)
-    a, la = train_model(params.model, params.train, 0, data)
-    b, lb = train_model(params.model, params.train, 0, data)
-    c, _ = train_model(params.model, params.train, 1, data)
+    a, la = trained_alone(params.model, params.train, 0, data)
+    b, lb = trained_alone(params.model, params.train, 0, data)
+    c, _ = trained_alone(params.model, params.train, 1, data)
     assert la == lb and state_bytes(a) == state_bytes(b)
     assert state_bytes(a) != state_bytes(c)
 
@@ -109,15 +109,15 @@ RECORDED_CASES = {
     "post-norm, dropout": ({"model": {"dropout": 0.1, "layers": 2}}, 0),
     "padded rows, dropout": ({"data": {"train_lengths": (3, 5, 7)}, "model": {"dropout": 0.1}}, 2),
 }
-# The same, trained as the stages train: beside seed 7, together.
+# The same, trained as the stages train: beside seed 7, together (the same bytes as alone).
 COMPANION = 7
 
 
 def trained(overrides, seed, together):
     params = tiny_params(train={"steps": 12}, **overrides)
     if not together:
-        return train_model(params.model, params.train, seed, train_data(params))
-    models, losses = train_together(params.model, params.train, [seed, COMPANION], train_data(params))
+        return trained_alone(params.model, params.train, seed, train_data(params))
+    models, losses = train(params.model, params.train, [seed, COMPANION], train_data(params))
     return models[0], losses[0]
 
 
@@ -136,7 +136,7 @@ def trained_digest(seed):
     """Worker: seed `seed`'s tiny model, trained after the workers' own set-up, as its digest."""
     set_up_worker("cpu")
     params = tiny_params(train={"steps": 12}, model={"dropout": 0.1})
-    return weights_digest(train_together(params.model, params.train, [seed], train_data(params))[0][0])
+    return weights_digest(train(params.model, params.train, [seed], train_data(params))[0][0])
 
 
 @pytest.fixture
@@ -161,14 +161,14 @@ def test_a_seed_trains_to_the_same_bytes_forked_spawned_or_in_this_process(
 
 @pytest.mark.numerics
 def test_flat_adam_changes_no_bits():
-    """train_model updates all parameters as one flat buffer in ATen's fused Adam kernel;
+    """The training loop updates all parameters as one flat buffer in ATen's fused Adam kernel;
     torch.optim.Adam(fused=True) over each parameter, as a user writes it, must give the same losses
     and the same weights, bit for bit; and after training each parameter owns its storage again, as a
     freshly built model's does."""
     params = tiny_params(model={"dropout": 0.1, "layers": 2}, train={"steps": 12})
     data = train_data(params)
-    flat, flat_losses = train_model(params.model, params.train, 0, data)
-    each, each_losses = train_model(
+    flat, flat_losses = trained_alone(params.model, params.train, 0, data)
+    each, each_losses = trained_alone(
         params.model, params.train, 0, data, optimizer=functools.partial(ParameterAdam, fused=True)
     )
     assert flat_losses == each_losses and state_bytes(flat) == state_bytes(each)
@@ -186,16 +186,17 @@ def test_the_loop_trains_a_model_it_is_given_to_build():
         built.append(config)
         return Transformer(config)
 
-    ours, losses = train_model(params.model, params.train, 0, data)
-    given, given_losses = train_model(params.model, params.train, 0, data, build_model=build)
+    ours, losses = trained_alone(params.model, params.train, 0, data)
+    given, given_losses = trained_alone(params.model, params.train, 0, data, build_model=build)
     assert built == [params.model]
     assert given_losses == losses and state_bytes(given) == state_bytes(ours)
 
 
-def test_divergence_stops_with_the_step_and_the_likely_cause():
+@pytest.mark.parametrize("seeds", [[0], [0, 1]], ids=["alone", "together"])
+def test_divergence_stops_with_the_step_and_the_likely_cause(seeds):
     params = tiny_params(train={"lr": 1e6, "warmup": 1, "steps": 50})
     with pytest.raises(TrainingDiverged, match=r"diverged at step \d+: .*learning rate"):
-        train_model(params.model, params.train, 0, train_data(params))
+        train(params.model, params.train, seeds, train_data(params))
 
 
 def test_divergence_check_ignores_a_first_batch_easier_than_the_next():
@@ -281,10 +282,11 @@ class Interrupt(Exception):
     pass
 
 
-def test_resumed_training_ends_with_the_same_bytes_as_an_uninterrupted_run(tmp_path):
+@pytest.mark.parametrize("seeds", [[0], [0, 1]], ids=["alone", "together"])
+def test_resumed_training_ends_with_the_same_bytes_as_an_uninterrupted_run(tmp_path, seeds):
     params = tiny_params(train={"steps": 30, "resume_every": 10}, model={"dropout": 0.1})
-    data, seeds = train_data(params), [0, 1]
-    whole, whole_losses = train_together(params.model, params.train, seeds, data)
+    data = train_data(params)
+    whole, whole_losses = train(params.model, params.train, seeds, data)
 
     def stop_at_25(step, losses, lr):
         if step == 25:
@@ -292,10 +294,10 @@ def test_resumed_training_ends_with_the_same_bytes_as_an_uninterrupted_run(tmp_p
 
     saved = resume_for_seeds(params.model, params.train, seeds, len(data["source"]), tmp_path)
     with pytest.raises(Interrupt):
-        train_together(params.model, params.train, seeds, data, on_step=stop_at_25, resume=saved)
+        train(params.model, params.train, seeds, data, on_step=stop_at_25, resume=saved)
     assert saved.load()["step"] == 20  # the last periodic state before the interruption
     seen = []
-    resumed, losses = train_together(
+    resumed, losses = train(
         params.model, params.train, seeds, data, on_step=lambda s, v, lr: seen.append(s), resume=saved
     )
     assert seen == list(range(1, 31))  # replayed steps reach the logger too
@@ -307,7 +309,7 @@ def test_a_state_saved_under_other_parameters_or_seeds_is_ignored(tmp_path):
     params = tiny_params(train={"steps": 20, "resume_every": 10})
     rows = len(train_data(params)["source"])
     other = tiny_params(train={"steps": 20, "resume_every": 10, "lr": 0.001})
-    adam = FlatAdam(Transformer(params.model), params.train)
+    adam = build_optimizer(Transformer(params.model).parameters(), params.train)
     resume_for_seeds(other.model, other.train, [0], rows, tmp_path).save(
         10, adam, [[1.0]], [torch.Generator()]
     )

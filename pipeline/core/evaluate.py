@@ -17,7 +17,7 @@ from pipeline.core.decoding import (
     shifted_targets,
     teacher_forced,
 )
-from pipeline.core.together import ModelsTogether, seed_groups
+from pipeline.core.seed_axis import ModelsTogether, seed_groups
 from pipeline.infra.errors import DataError
 from pipeline.infra.outputs import by_seed, csv_text, spread
 from pipeline.infra.workers import run_jobs, seed_processes, set_up_worker

@@ -22,8 +22,8 @@ def learning_rate(step, base_lr, warmup, floor=0.0):
 
 
 def recipe_rate(step, recipe):
-    """The rate of `recipe` at `step`: the study's recipes may floor the decay (study.train.lr_floor)."""
-    return learning_rate(step, recipe.lr, recipe.warmup, getattr(recipe, "lr_floor", 0.0))
+    """The rate of `recipe` at `step`: a recipe may floor the decay (lr_floor; the lesson's does not)."""
+    return learning_rate(step, recipe.lr, recipe.warmup, recipe.lr_floor)
 
 
 def smoothed_target(label_smoothing, vocab):

@@ -1,5 +1,5 @@
 """The train stage's work (lesson 10, part 3): every seed of train.seeds trained with the paper's
-recipe, the seeds together in as many processes as cores (pipeline/core/together.py); each seed's
+recipe, the seeds together in as many processes as cores (pipeline/core/loop.py); each seed's
 checkpoint, step log and loss summary. An opt-in resume (train.resume_every, pipeline/core/
 resume.py) continues an interrupted run to the same bytes.
 """
@@ -12,9 +12,10 @@ import torch
 from tqdm import tqdm
 
 from pipeline.core.data import load_npz
+from pipeline.core.loop import train
 from pipeline.core.recipe import loss_floor
 from pipeline.core.resume import resume_for_seeds
-from pipeline.core.together import seed_groups, train_together
+from pipeline.core.seed_axis import seed_groups
 from pipeline.infra import files
 from pipeline.infra.outputs import spread
 from pipeline.infra.workers import run_jobs, seed_processes, set_up_worker
@@ -64,7 +65,7 @@ def train_group(config, recipe: TrainParams, train_lengths, seeds, position, dat
             tqdm.write(f"{name}  step {step:5d}  loss {shown}  lr {lr:.1e}")
 
     saved = resume_for_seeds(config, recipe, seeds, len(data["source"]))
-    trained, losses = train_together(config, recipe, seeds, data, device, on_step, resume=saved)
+    trained, losses = train(config, recipe, seeds, data, device, on_step, resume=saved)
     bar.close()
     seconds = time.perf_counter() - start
     runs = []

@@ -35,7 +35,7 @@ def seed_workers(jobs):
 
 def seed_processes(device_name="cpu"):
     """Processes for training seeds together: on a CPU one per core, each on one thread, the seeds
-    split between them (pipeline.core.together.seed_groups); a seed's bytes do not depend on its
+    split between them (pipeline.core.seed_axis.seed_groups); a seed's bytes do not depend on its
     group. On a GPU one process trains every seed, so that the device runs one step for all."""
     return 1 if resolve_device(device_name) != "cpu" else os.cpu_count() or 1
 

@@ -1,7 +1,7 @@
 """The model's random draws (dropout masks, random positions), each seed's from its own generator.
 
 One model draws from torch's generator, seeded by the trainer, as it goes: `torch.rand`. Seeds
-trained together (pipeline/core/together.py) run the one model's code under torch.func.vmap, where
+trained together (pipeline/core/seed_axis.py) run the one model's code under torch.func.vmap, where
 a plain draw would come from one generator for all seeds at once, so that a seed's masks would
 depend on its companions. There each seed draws the step's numbers beforehand, in one block from its
 own generator (`step_numbers`), and the model's draws take them from the block in order

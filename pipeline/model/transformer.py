@@ -46,6 +46,47 @@ def additive_mask(mask, dtype=torch.float32):
     return torch.zeros_like(mask, dtype=dtype).masked_fill_(mask, float("-inf"))
 
 
+# ---------------------------------------------------------------- the layers' training pass
+# torch's Linear and LayerNorm, whose training pass takes the steps that seeds trained together take,
+# so that a seed rounds alike alone or beside others. Seeds trained together run the model under
+# torch.func.vmap over weights with a leading seed axis (pipeline/core/seed_axis.py): there a linear
+# layer is one batched product (bmm) and its bias an add, a weight's gradient the batched product of
+# the inputs and the output's gradient, and a LayerNorm normalises, then scales and shifts, in two
+# steps. A seed trained alone calls the model directly, where nn.Linear is one addmm, whose weight's
+# gradient multiplies the same numbers in the other order, and nn.LayerNorm one fused kernel: each
+# rounds otherwise in the last bits. In training these layers take vmap's steps on a seed axis of
+# one, which a batched product computes as any one slice of a larger batch (tests/test_together.py
+# holds a seed's bytes alone and beside others). Out of training (decoding, probes) they are torch's.
+
+
+def seed_axis_product(x, weight_t, bias=None):
+    """x (..., d_in) times weight_t (d_in, d_out), plus bias, as vmap computes it for one seed: one
+    batched product of all x's rows on a seed axis of one (its gradients are batched products too),
+    then the bias added to those rows (N, d_out), whose gradient is then a sum over the N rows in
+    vmap's order. The keys' bias has a gradient of zero but for rounding (a softmax ignores what it
+    adds to a whole row of scores), which Adam turns into steps: a sum in another order moves it."""
+    y = torch.bmm(x.reshape(1, -1, x.shape[-1]), weight_t[None])  # (1, N, d_out)
+    if bias is not None:
+        y = bias.view(1, 1, -1) + y
+    return y.view(*x.shape[:-1], -1)
+
+
+class Linear(nn.Linear):
+    def forward(self, x):
+        if not self.training:
+            return super().forward(x)
+        return seed_axis_product(x, self.weight.t(), self.bias)
+
+
+class LayerNorm(nn.LayerNorm):
+    def forward(self, x):
+        if not self.training:
+            return super().forward(x)
+        return (
+            nn.functional.layer_norm(x, self.normalized_shape, None, None, self.eps) * self.weight + self.bias
+        )
+
+
 class MultiHeadAttention(nn.Module):
     """Multi-head attention (section 3.2.2): self-attention when xq is xkv, cross otherwise. The
     weights are the paper's softmax or another of the registry ATTENTION (`attention`; `sigmoid_bias`
@@ -55,7 +96,7 @@ class MultiHeadAttention(nn.Module):
         super().__init__()
         self.heads, self.d_k = heads, d_model // heads
         self.weights = ATTENTION[attention](heads, sigmoid_bias)
-        self.wq, self.wk, self.wv, self.wo = (nn.Linear(d_model, d_model) for _ in range(4))
+        self.wq, self.wk, self.wv, self.wo = (Linear(d_model, d_model) for _ in range(4))
 
     def split_heads(self, x):
         B, T, _ = x.shape
@@ -93,7 +134,7 @@ class MultiHeadAttention(nn.Module):
 
 def feed_forward(d_model, d_ff):
     """Position-wise FFN (section 3.3): up to d_ff, ReLU, back down to d_model."""
-    return nn.Sequential(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Linear(d_ff, d_model))
+    return nn.Sequential(Linear(d_model, d_ff), nn.ReLU(), Linear(d_ff, d_model))
 
 
 class Dropout(nn.Module):
@@ -124,7 +165,7 @@ class Residual(nn.Module):
         if norm == "rezero":
             self.scale = nn.Parameter(torch.zeros(()))
         else:
-            self.ln = nn.LayerNorm(d_model)
+            self.ln = LayerNorm(d_model)
 
     def forward(self, x, sublayer):
         if self.norm == "rezero":
@@ -244,8 +285,8 @@ class Transformer(nn.Module):
         )
         # Pre-norm and ReZero leave the residual stream un-normalised: a final LayerNorm closes each stack.
         final = c.norm in ("pre", "rezero")
-        self.encoder_norm = nn.LayerNorm(c.d_model) if final else nn.Identity()
-        self.decoder_norm = nn.LayerNorm(c.d_model) if final else nn.Identity()
+        self.encoder_norm = LayerNorm(c.d_model) if final else nn.Identity()
+        self.decoder_norm = LayerNorm(c.d_model) if final else nn.Identity()
         self.drop = Dropout(c.dropout)
         # Created last, so that every other weight starts as the paper's model's does under the
         # same seed, whatever the scheme.
@@ -306,7 +347,10 @@ class Transformer(nn.Module):
         return self.decoder_norm(y)
 
     def logits(self, states):
-        return states @ self.embedding.weight.T  # (..., vocab) = h E^T
+        """(..., vocab) = h E^T; in training as seeds trained together compute it (model/transformer.py)."""
+        if self.training:
+            return seed_axis_product(states, self.embedding.weight.T)
+        return states @ self.embedding.weight.T
 
     def decode(self, tgt_in, memory, memory_mask=None, drawn=None):
         """Logits (B, T_dec, vocab) = h E^T."""

@@ -19,9 +19,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from pipeline.core.loop import FlatAdam, train_model
+from pipeline.core.loop import build_optimizer, train
 from pipeline.core.loss import smoothed_loss
-from pipeline.core.together import train_together
 from pipeline.model.positions import sinusoidal_positions
 from pipeline.params import lesson
 
@@ -147,7 +146,7 @@ SEEDS_TOGETHER = 5  # the train stage's ten seeds on two cores: five a process
 
 def batched_entries(rng):
     """The operations whose one-model form differs when seeds train together (pipeline/core/
-    together.py, torch.func.vmap over weights with a leading seed axis): the three linear shapes as
+    seed_axis.py, torch.func.vmap over weights with a leading seed axis): the three linear shapes as
     batched products, LayerNorm with each seed's gain and bias, and the embedding's backward, for
     five seeds at the lesson's shapes."""
     S, out = SEEDS_TOGETHER, {}
@@ -188,7 +187,7 @@ def adam_entry(rng):
     """Two updates of the pipeline's own Adam (pipeline.core.loop.FlatAdam) over a buffer the size
     of the lesson's model (59,744 weights), so that both moments are non-zero."""
     weights = torch.nn.ParameterList([rng.normal(59_744)])
-    adam = FlatAdam(weights, lesson.RECIPE)
+    adam = build_optimizer(weights.parameters(), lesson.RECIPE)
     for _ in range(2):
         adam.flat.grad.copy_(rng.normal(59_744))
         adam.step(2e-3)
@@ -197,15 +196,15 @@ def adam_entry(rng):
 
 def training_entry():
     """A few steps of the pipeline's own training on the lesson's model and recipe, end to end: the
-    one-model loop, and two seeds together."""
+    one seed alone, and two seeds together."""
     rng = np.random.default_rng(0)
     rows = BATCH * TRAINING_STEPS
     source = rng.integers(0, 10, (rows, LENGTH)).astype(np.int8)
     data = {"source": source, "target": np.sort(source, axis=1), "lengths": np.full(rows, LENGTH, np.int16)}
     recipe = dataclasses.replace(lesson.RECIPE, steps=TRAINING_STEPS)
     with torch.random.fork_rng(devices=[]):
-        model, losses = train_model(lesson.MODEL, recipe, 0, data)
-        models, together = train_together(lesson.MODEL, recipe, [0, 1], data)
+        (model,), (losses,) = train(lesson.MODEL, recipe, [0], data)
+        models, together = train(lesson.MODEL, recipe, [0, 1], data)
     weights = [*model.parameters(), *(p for m in models for p in m.parameters())]
     return {"training_steps": digest(*weights, torch.tensor(losses), torch.tensor(together))}
 

@@ -35,16 +35,16 @@ import numpy as np
 import torch
 from dataclasses import replace
 from pipeline.core.data import synthetic_rows
-from pipeline.core.loop import train_model
+from pipeline.core.loop import train
 from pipeline.params.load import load_params
 
 steps, warmup = int(sys.argv[1]), int(sys.argv[2])
 torch.set_num_threads(1)
 params = load_params()
-train, length = replace(params.train, steps=steps), params.data.train_lengths[0]
+recipe, length = replace(params.train, steps=steps), params.data.train_lengths[0]
 stamps = []
 on_step = lambda *_: stamps.append(time.perf_counter())
-train_model(params.model, train, 0, synthetic_rows(steps * train.batch_size, length), on_step=on_step)
+train(params.model, recipe, [0], synthetic_rows(steps * recipe.batch_size, length), on_step=on_step)
 print(json.dumps({"capability": torch.backends.cpu.get_cpu_capability(),
                   "ms": [1000 * d for d in np.diff(stamps)[warmup:].tolist()]}))
 """

@@ -4,12 +4,12 @@ operations grouped by kind, per step of one seed.
 
     python -m pipeline.numerics.step_profile [--steps 40] [--seeds 5]
 
-Each column runs in a fresh process of its own (MKL reads its branch once), one after the other: the
-one-model loop (pipeline/core/loop.py) and `--seeds` seeds together (pipeline/core/together.py, the
-stages' training: five a process is the train stage's ten seeds on two cores), whose times are
-divided by the seeds. The profiler adds its own cost to every operation, so the per-step total here
-is above the benchmark's step; the groups' shares, side by side, are what it is for. The step median
-without the profiler is printed beside it.
+Each column runs in a fresh process of its own (MKL reads its branch once), one after the other: one
+seed alone and `--seeds` seeds together (pipeline/core/loop.py, the stages' training: five a process
+is the train stage's ten seeds on two cores), whose times are divided by the seeds. The profiler
+adds its own cost to every operation, so the per-step total here is above the benchmark's step;
+the groups' shares, side by side, are what it is for. The step median without the profiler is
+printed beside it.
 """
 
 import argparse
@@ -79,39 +79,34 @@ def self_times(events):
     return {name: ns / 1e3 for name, ns in self_ns.items()}, dict(calls)
 
 
-def profile_this_process(steps, seeds=0):
+def profile_this_process(steps, seeds=1):
     """{"step_ms": the median step without the profiler, "groups": grouped()} in this process's mode,
-    per seed: the one-model loop (`seeds` 0) or `seeds` seeds together."""
+    per seed: one seed alone (`seeds` 1) or `seeds` seeds together."""
     import torch
     from torch.autograd.profiler import profile  # torch.profiler's own front imports its compiler (2 s)
 
     from pipeline.core.data import synthetic_rows
-    from pipeline.core.loop import train_model
-    from pipeline.core.together import train_together
+    from pipeline.core.loop import train
     from pipeline.params.load import load_params
 
     torch.set_num_threads(1)  # as the stages train
     params = load_params()
     short = dataclasses.replace(params.train, steps=steps)
-    data = synthetic_rows(steps * short.batch_size * max(1, seeds), params.data.train_lengths[0])
+    data = synthetic_rows(steps * short.batch_size * seeds, params.data.train_lengths[0])
 
-    def train(on_step=None):
-        if seeds:
-            train_together(params.model, short, list(range(seeds)), data, on_step=on_step)
-        else:
-            train_model(params.model, short, 0, data, on_step=on_step)
+    def run(on_step=None):
+        train(params.model, short, list(range(seeds)), data, on_step=on_step)
 
     stamps = []
-    train(on_step=lambda *_: stamps.append(time.perf_counter()))
+    run(on_step=lambda *_: stamps.append(time.perf_counter()))
     with profile() as prof:
-        train()
+        run()
     self_us, calls = self_times(prof.kineto_results.events())
     step_ms = float(np.median(np.diff(stamps)[min(5, steps // 4) :]) * 1e3)  # the first steps warm up
-    per_seed = max(1, seeds)
-    return {"step_ms": step_ms / per_seed, "groups": grouped(self_us, calls, steps * per_seed)}
+    return {"step_ms": step_ms / seeds, "groups": grouped(self_us, calls, steps * seeds)}
 
 
-def profile_mode(mode, steps, seeds=0):
+def profile_mode(mode, steps, seeds=1):
     """profile_this_process() in a fresh process running in numerics mode `mode`."""
     code = (
         "import pipeline, json; from pipeline.numerics import step_profile as p; "
@@ -152,7 +147,7 @@ def main(argv=None):
         raise PipelineError(f"--seeds = {args.seeds} is invalid: expected an integer >= 1")
     profiles = {}
     for mode in numerics.MODES:
-        for seeds, name in ((0, "one"), (args.seeds, f"{args.seeds} tog.")):
+        for seeds, name in ((1, "one"), (args.seeds, f"{args.seeds} tog.")):
             print(f"profiling {args.steps} steps in mode {mode}, {name} ...", flush=True)
             profiles[f"{mode[:4]} {name}"] = profile_mode(mode, args.steps, seeds)
     print(table(profiles))

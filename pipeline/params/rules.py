@@ -127,7 +127,9 @@ def section(cls):
         return raw
 
     cls.keys_known = pydantic.model_validator(mode="before")(keys_known)
-    built = pydantic.dataclasses.dataclass(frozen=True, config=pydantic.ConfigDict(defer_build=True))(cls)
+    built = pydantic.dataclasses.dataclass(
+        frozen=True, kw_only=True, config=pydantic.ConfigDict(defer_build=True)
+    )(cls)
     return built
 
 

@@ -1,6 +1,7 @@
 """The lesson's sections of params.yaml (data, train, evaluate, norm, probe; the model's is
 pipeline/params/model.py), each a frozen, typed section (pipeline/params/rules.py) whose fields
-declare a type and a rule, never a value: params.yaml is the one source of values."""
+declare a type and a rule; params.yaml is the one source of values, but for an option that is off
+unless set, whose default is the value that leaves it off."""
 
 from pipeline.params.rules import NATURAL, POSITIVE_FLOAT, POSITIVE_INT, float_in, list_of, one_of, section
 
@@ -34,6 +35,11 @@ class RecipeParams:
     label_smoothing: float_in(0.0, 1.0)
     seeds: SEEDS
     device: one_of("auto", "cpu", "cuda")
+    # Options the lesson leaves off, each off at its default (the study's recipes may set them):
+    # decoupled weight decay (AdamW's, Loshchilov and Hutter, 2019) per unit of learning rate, 0 is Adam
+    weight_decay: float_in(0.0, float("inf")) = 0.0
+    # the learning rate's floor after the warm-up: the paper's 1/sqrt(step) decay stops there (0: never)
+    lr_floor: float_in(0.0, float("inf")) = 0.0
 
 
 @section

@@ -55,12 +55,8 @@ class StudyTrainParams(RecipeParams):
     # random: the paper's initialisation; handset: the counting sort set by hand (study/counting_sort.py);
     # handset_soft: the same with gates a few units wide, so that training can move every one
     init: one_of("random", "handset", "handset_soft")
-    # the count hint's weight (pipeline/study/variant.py, CountHint): 0 trains the sort alone
-    count_hint: float_in(0.0, float("inf"))
-    # decoupled weight decay (AdamW's, Loshchilov and Hutter, 2019) per unit of learning rate: 0 is Adam
-    weight_decay: float_in(0.0, float("inf"))
-    # the learning rate's floor after the warm-up: the paper's 1/sqrt(step) decay stops there (0: never)
-    lr_floor: float_in(0.0, float("inf"))
+    # the count hint's weight (pipeline/study/variant.py, CountHint): 0, off, trains the sort alone
+    count_hint: float_in(0.0, float("inf")) = 0.0
 
 
 @section

@@ -19,7 +19,7 @@ SUBLAYERS = {EncoderLayer: ("self_attn", "ffn"), DecoderLayer: ("self_attn", "cr
 
 
 def seeded_model(config: ModelConfig, seed, dtype=torch.float32):
-    """A Transformer initialised exactly as `train_model` does for `seed`, in eval mode (no dropout),
+    """A Transformer initialised exactly as the training loop does for `seed`, in eval mode (no dropout),
     without touching the caller's global RNG state."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)

@@ -15,7 +15,8 @@ import numpy as np
 
 from pipeline.core.data import load_npz
 from pipeline.core.decoding import accuracy_by_length
-from pipeline.core.together import seed_groups, train_together
+from pipeline.core.loop import train
+from pipeline.core.seed_axis import seed_groups
 from pipeline.infra.outputs import paired_difference
 from pipeline.infra.workers import run_jobs, seed_processes, set_up_worker
 from pipeline.model.checkpoint import checkpoint_path, load_checkpoint
@@ -38,7 +39,7 @@ def compare_group(
     device = set_up_worker(recipe.device)
     data = load_npz(train_path, ["source", "target", "lengths"])
     retrained = {
-        norm: train_together(dataclasses.replace(config, norm=norm), recipe, seeds, data, device)
+        norm: train(dataclasses.replace(config, norm=norm), recipe, seeds, data, device)
         for norm in NORMS
         if norm != config.norm
     }

@@ -3,7 +3,7 @@
     python -m pipeline.stages.train --data data/train.npz --models models --metrics metrics/train.json
 
 The seeds train together, one batched model in each of as many processes as cores, each on one
-thread (pipeline.core.together), and every seed's bytes are the same whatever the machine's core
+thread (pipeline.core.seed_axis), and every seed's bytes are the same whatever the machine's core
 count.
 Checkpoints and per-step loss logs (dvclive's layout, in the metrics' folder) are written to staging
 folders and moved into place only when every seed has finished: all of them or none.

@@ -5,11 +5,12 @@ accuracy on the bar's lengths, its lowest seed); the rows retrained on the confi
 that row's recipe; the seeds the study holds out. Torch-free: the search, the study, the report and
 the tests read it."""
 
+import dataclasses
 import statistics
 
 from pipeline.params.model import uses_sigmoid_bias
 from pipeline.params.rules import as_dict
-from pipeline.params.study import StudyParams, variant_recipe
+from pipeline.params.study import StudyParams, StudyTrainParams, variant_recipe
 
 # ------------------------------------------------------------------------------------ standing
 
@@ -79,8 +80,11 @@ def bar_standing(seq_acc, seeds, bar):
 # ------------------------------------------------------------------------- the search's choice
 
 
-# what a recipe leaves out where it is off: the recipe recorded before the option existed
-OFF = {"count_hint": 0.0, "weight_decay": 0.0, "lr_floor": 0.0}
+# what a recipe leaves out where it is off (at its declared default): the recipe recorded before the
+# option existed
+OFF = {
+    f.name: f.default for f in dataclasses.fields(StudyTrainParams) if f.default is not dataclasses.MISSING
+}
 
 
 def recipe_of(study: StudyParams, name):

@@ -21,7 +21,7 @@ from pathlib import Path
 import yaml
 
 from pipeline.core.loop import FAR_ABOVE, RUNNING_WINDOW
-from pipeline.core.together import seed_groups
+from pipeline.core.seed_axis import seed_groups
 from pipeline.infra import files
 from pipeline.infra.errors import ConfigError, TrainingDiverged
 from pipeline.infra.workers import run_jobs, seed_processes
@@ -228,8 +228,8 @@ def run_search(study: StudyParams, batch_size, rows, path, workers=None):
                 new.append(s)
         # the row's seeds not trained before, together in groups of at most GROUP_MOST: a row of
         # eight seeds is three jobs, so that both cores work on it (alone or beside others, a seed
-        # trains to the same bytes: pipeline/core/together.py)
-        for group in seed_groups(new, -(-len(new) // GROUP_MOST)) if new else []:
+        # trains to the same bytes: pipeline/core/seed_axis.py)
+        for group in seed_groups(new, -(-len(new) // GROUP_MOST), together_from=1) if new else []:
             for s in group:
                 where[s] = planned[seed_key(recipe, s)] = (len(jobs), group.index(s))
             jobs.append(

@@ -2,7 +2,7 @@
 
 `python -m pipeline.stages.variant <name> --out metrics/variants/<name>.json --models
 metrics/variants/<name>` trains one model per seed of the variant's recipe (the seeds together, as
-many processes as cores: pipeline/core/together.py) and the study's own model,
+many processes as cores: pipeline/core/loop.py) and the study's own model,
 recipe and data (study.model, study.train, study.data) with the variant's positions, attention and
 own values; tests each at every length 1..`study.max_length` its positions allow on the study's
 shared test sets (pipeline.study.sets); and diagnoses it at `study.diagnosis_lengths`. Each seed's
@@ -19,8 +19,9 @@ import torch
 from torch import nn
 
 from pipeline.core.batching import batch_indices
-from pipeline.core.loss import smoothed_loss
-from pipeline.core.together import seed_groups, train_together
+from pipeline.core.loop import train
+from pipeline.core.loss import training_loss
+from pipeline.core.seed_axis import seed_groups
 from pipeline.core.train import save_trained
 from pipeline.infra.workers import run_jobs, seed_processes, set_up_worker
 from pipeline.model.positions import Randomized
@@ -88,7 +89,7 @@ def hinted_loss(hinted: CountHint, batch, label_smoothing):
     model = hinted.model
     memory = model.encode(batch.src, batch.src_mask)
     states = model.decode_states(batch.tgt_in, memory, batch.src_mask)  # (B, T, d_model)
-    sort = smoothed_loss(model.logits(states), batch.target, label_smoothing)
+    sort = training_loss(model.logits(states), batch.target, label_smoothing)
     counted = (batch.target != IGNORE).to(states.dtype)  # a product, not a selection: seeds train together
     # the head's one output as a product and a sum rather than a matrix product with one column,
     # whose kernel for one seed differs from its kernel for several
@@ -108,8 +109,8 @@ def train_variant(config, recipe, data, seeds, device, on_step=None):
         rows = len(data["source"])
         orders = [batch_indices(rows, recipe.batch_size, recipe.steps, s, data["lengths"]) for s in seeds]
     if not recipe.count_hint:
-        return train_together(config, recipe, seeds, data, device, on_step, build_model=build, orders=orders)
-    hinted, losses = train_together(
+        return train(config, recipe, seeds, data, device, on_step, build_model=build, orders=orders)
+    hinted, losses = train(
         config,
         recipe,
         seeds,

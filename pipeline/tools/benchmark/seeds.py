@@ -10,8 +10,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pandas as pd
 
+from pipeline.core import loop
 from pipeline.core.data import synthetic_rows
-from pipeline.core.loop import train_model
 from pipeline.infra.workers import seed_workers, set_up_worker
 from pipeline.tools.benchmark.timing import round_robin, spread
 
@@ -20,7 +20,7 @@ def train_seed_timed(config, train, seed, data):
     """(wall seconds, CPU seconds) of one seed's training in this worker process."""
     set_up_worker("cpu")  # as train_one_seed
     start, cpu = time.perf_counter(), time.process_time()
-    train_model(config, train, seed, data)
+    loop.train(config, train, [seed], data)
     return time.perf_counter() - start, time.process_time() - cpu
 
 

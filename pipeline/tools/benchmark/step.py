@@ -1,6 +1,6 @@
 """The training step, measured: ours against torch.nn.Transformer of the same shape, all trained by
-train_model; its FLOPs against this machine's float32 matmul peak; and what one-length batches save
-the length study's variants."""
+the training loop (pipeline.core.loop.train, one seed); its FLOPs against this machine's float32
+matmul peak; and what one-length batches save the length study's variants."""
 
 import dataclasses
 import math
@@ -14,7 +14,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from pipeline.core.batching import batch_indices, make_batch
 from pipeline.core.data import synthetic_rows
-from pipeline.core.loop import train_model
+from pipeline.core.loop import train
 from pipeline.core.loss import smoothed_loss
 from pipeline.model.reference import ReferenceTransformer
 from pipeline.model.transformer import Transformer, count_parameters
@@ -29,8 +29,8 @@ class ParameterAdam:
     them; torch's default on the CPU is neither): the comparison for the pipeline's flat Adam
     (pipeline.core.loop.FlatAdam)."""
 
-    def __init__(self, model, recipe, foreach=False, fused=None):
-        self.weights = list(model.parameters())
+    def __init__(self, weights, recipe, foreach=False, fused=None):
+        self.weights = list(weights)
         self.optimizer = torch.optim.Adam(
             self.weights, lr=recipe.lr, betas=recipe.betas, eps=recipe.eps, foreach=foreach, fused=fused
         )
@@ -47,7 +47,7 @@ class ParameterAdam:
         pass  # each parameter owned its storage throughout
 
 
-# name in the table: (JSON key, train_model's options)
+# name in the table: (JSON key, the training loop's options)
 IMPLEMENTATIONS = {
     "ours": ("ours", {}),  # the pipeline's own training, flat Adam
     "ours, per-parameter Adam": ("ours_per_parameter_adam", {"optimizer": ParameterAdam}),
@@ -68,7 +68,7 @@ def step_durations(config, recipe, data, options):
     `config` trained by `recipe` (the lesson's, or a study variant's) on `data`."""
     stamps = []
     on_step = lambda *_: stamps.append(time.perf_counter())  # noqa: E731
-    train_model(config, recipe, 0, data, on_step=on_step, **options)
+    train(config, recipe, [0], data, on_step=on_step, **options)
     return np.diff(stamps).tolist()
 
 
@@ -203,7 +203,7 @@ def measure_study_batches(study, quick):
         times = {"mixed": [], "by_length": []}
         for b in round_robin(times, rounds):
             one_length = batch_indices(len(data["source"]), recipe.batch_size, steps, 0, data["lengths"])
-            options = {"order": one_length} if b == "by_length" else {}
+            options = {"orders": [one_length]} if b == "by_length" else {}
             times[b] += step_durations(config, recipe, data, options)[warmup:]
         mixed, by_length = spread_ms(times["mixed"]), spread_ms(times["by_length"])
         ratio = mixed["median_ms"] / by_length["median_ms"]

@@ -1,13 +1,17 @@
-"""Seeds trained together: one process trains several seeds of one recipe as one batched model.
+"""The seed axis: several seeds of one recipe as one batched model, which the training loop
+(pipeline/core/loop.py) steps, and trained models decoded as one.
 
-The readable one-model loop is pipeline/core/loop.py's train_model; this is the same recipe with a
-leading seed axis on every weight. The one model's code runs unchanged under torch.func.vmap over
+Every weight has a leading seed axis. The one model's code runs unchanged under torch.func.vmap over
 the stacked weights (functional_call), so every position and attention scheme and every loss that
 the one model has, the batch has. A step is one dispatch of each operation for all seeds, where one
-process per seed paid Python's and the dispatcher's cost once per seed.
+process per seed paid Python's and the dispatcher's cost once per seed. One seed alone is its model,
+called directly: vmap's own cost a step (README, "Seeds trained together") buys nothing there. Its
+training pass takes vmap's steps on a seed axis of one (pipeline/model/transformer.py, pipeline/core/
+loss.py's training_loss), so that a seed's bytes are the same alone or beside others, and do not
+depend on how many seeds a machine's cores put in a group.
 
 Each seed keeps everything that is its own: its initial weights (built under torch.manual_seed(seed),
-as train_model builds them), its rows of every step (its own `order`), its dropout masks and random
+as the lesson builds its model), its rows of every step (its own `order`), its dropout masks and random
 positions (drawn from its own generator, pipeline/model/draws.py), its Adam state (its slice of one
 flat buffer: Adam is elementwise) and its losses. Every operation of a step computes each seed's
 slice with the same kernel at the same shapes whatever the companions, so a seed trained alone or
@@ -25,19 +29,10 @@ import torch
 from torch import nn
 from torch.func import functional_call, vmap
 
-from pipeline.core.batching import Batch, batch_indices, decoder_input
-from pipeline.core.loop import FlatAdam, batch_loss, check_loss
-from pipeline.core.recipe import recipe_rate
+from pipeline.core.batching import Batch, decoder_input
 from pipeline.model import draws
-from pipeline.model.transformer import Transformer, padding_mask
-from pipeline.params.model import ModelConfig
-from pipeline.params.sections import RecipeParams
+from pipeline.model.transformer import padding_mask
 from pipeline.tokens import IGNORE
-
-# On a GPU the step's losses are read back every READ_EVERY steps rather than every step: reading a
-# value waits for the device, where the step is otherwise queued while the last one computes. A
-# run that diverges is then stopped up to this many steps late, with the same message.
-READ_EVERY = 100
 
 
 class _Loss(nn.Module):
@@ -55,7 +50,8 @@ class _Loss(nn.Module):
 class SeedStack:
     """The models of `seeds`, each built by `build_model(config)` under torch.manual_seed(seed), their
     weights stacked on a leading seed axis (`weights`, name -> (S, *shape)); each seed's generator
-    holds the state torch's generator held after building it, as train_model's dropout draws from."""
+    holds the state torch's generator held after building it, as a lone model's dropout draws from.
+    One seed's weights are its model's own (name -> shape), which its step calls directly."""
 
     def __init__(self, build_model, config, seeds, device="cpu"):
         self.seeds, self.models, self.generators = list(seeds), [], []
@@ -69,9 +65,11 @@ class SeedStack:
                 generator.manual_seed(seed)
             self.generators.append(generator)
         named = [dict(m.named_parameters()) for m in self.models]
-        self.weights = {
-            name: nn.Parameter(torch.stack([n[name].detach() for n in named])) for name in named[0]
-        }
+        self.weights = (
+            named[0]
+            if len(self.seeds) == 1
+            else {name: nn.Parameter(torch.stack([n[name].detach() for n in named])) for name in named[0]}
+        )
 
     def parameters(self):
         return iter(self.weights.values())
@@ -80,6 +78,8 @@ class SeedStack:
         """(weights, numbers, src, tgt_in, target, src_mask, lengths) -> each seed's loss (S,), every
         input with its seed axis first (`masked`: whether src_mask is a tensor or None); `numbers`
         are each seed's random numbers for the step (pipeline.model.draws)."""
+        if len(self.seeds) == 1:
+            return self.lone_loss(loss_of, label_smoothing)
         module = _Loss(self.models[0], loss_of, label_smoothing)
 
         def one_seed(weights, numbers, *batch):
@@ -88,6 +88,18 @@ class SeedStack:
                 return functional_call(module, named, batch)
 
         return vmap(one_seed, in_dims=(0, 0, 0, 0, 0, 0 if masked else None, 0))
+
+    def lone_loss(self, loss_of, label_smoothing):
+        """batched_loss's function for one seed: its model called on its batch, without vmap."""
+        model = self.models[0]
+
+        def lone(_weights, numbers, *batch):
+            with draws.from_block(numbers[0]):
+                return loss_of(model, Batch(*(None if x is None else x[0] for x in batch)), label_smoothing)[
+                    None
+                ]
+
+        return lone
 
     def numbers_drawn(self, loss_of, label_smoothing, batch):
         """How many random numbers one seed's step draws on `batch` (src, tgt_in, target, src_mask,
@@ -98,7 +110,10 @@ class SeedStack:
         return count.used
 
     def unstacked(self):
-        """Each seed's model holding its trained weights, in its own storage."""
+        """Each seed's model holding its trained weights, in its own storage (once the optimiser has
+        let them go: a lone seed's model holds them already)."""
+        if len(self.seeds) == 1:
+            return self.models
         for i, model in enumerate(self.models):
             for name, w in model.named_parameters():
                 w.data = self.weights[name].data[i].clone()
@@ -124,96 +139,19 @@ def stacked_batch(data, rows_by_seed, width, device):
     return src, tgt_in, tgt.masked_fill(padded, IGNORE), mask, lengths
 
 
-def train_together(
-    config: ModelConfig,
-    recipe: RecipeParams,
-    seeds,
-    data,
-    device="cpu",
-    on_step=None,
-    *,
-    build_model=Transformer,
-    orders=None,
-    loss_of=batch_loss,
-    resume=None,
-):
-    """Train one model of `config` with `recipe` per seed of `seeds`, all at once; returns the models
-    (in the order of `seeds`) and each one's every step's loss. `on_step(step, losses, lr)` observes
-    (losses: one float per seed). `orders`: each seed's rows of every step (default: train_model's
-    seeded permutation per pass); `build_model` and `loss_of` as train_model's. With a `resume`
-    (pipeline.core.resume.Resume) the state is saved every `resume.every` steps and continued from:
-    the same bytes as an uninterrupted run."""
-    stack = SeedStack(build_model, config, seeds, device)
-    adam = FlatAdam(stack, recipe)
-    losses = restore(resume, adam, stack, recipe, on_step)
-    done = len(losses[0])
-    if orders is None:
-        orders = [batch_indices(len(data["source"]), recipe.batch_size, recipe.steps, s) for s in seeds]
-        width = data["source"].shape[1]
-    else:
-        width = None
-    kinds = {}  # per batch width and padding: the batched loss and the numbers a step draws
-    pending = []  # (step, lr, each seed's loss) not yet read back from the device
-    read_every = 1 if torch.device(device).type == "cpu" else READ_EVERY
-    for step, rows_by_seed in enumerate(zip(*orders, strict=True), start=1):
-        if step <= done:
-            continue  # trained before the interruption; the batch order itself is replayed
-        batch = stacked_batch(data, rows_by_seed, width, device)
-        kind = (batch[0].shape[-1], batch[3] is None)
-        if kind not in kinds:
-            size = stack.numbers_drawn(loss_of, recipe.label_smoothing, batch)
-            kinds[kind] = stack.batched_loss(loss_of, recipe.label_smoothing, batch[3] is not None), size
-        batched_loss, size = kinds[kind]
-        lr = recipe_rate(step, recipe)
-        numbers = draws.step_numbers(stack.generators, size, device)
-        loss = batched_loss(stack.weights, numbers, *batch)  # (S,)
-        adam.zero_grad()
-        loss.sum().backward()  # a seed's weights hold only its own term of the sum
-        adam.step(lr)
-        pending.append((step, lr, loss.detach()))
-        saving = resume and step % resume.every == 0 and step < recipe.steps
-        if len(pending) == read_every or step == recipe.steps or saving:
-            read_losses(pending, losses, on_step, recipe.warmup)
-        if saving:
-            resume.save(step, adam, losses, stack.generators)
-    adam.release()
-    return stack.unstacked(), losses
+# Seeds a group from which training them together pays on a CPU: vmap's fixed cost a step is about
+# what one seed's step costs alone (README, "Seeds trained together").
+TOGETHER_FROM = 3
 
 
-def read_losses(pending, losses, on_step, warmup):
-    """The pending steps' losses read back at once (one synchronisation on a GPU), checked, kept in
-    `losses` (one list a seed) and shown to `on_step`; `pending` is emptied."""
-    values = torch.stack([loss for _, _, loss in pending]).tolist()
-    for (step, lr, _), step_values in zip(pending, values, strict=True):
-        for seed_losses, value in zip(losses, step_values, strict=True):
-            check_loss(value, step, lr, seed_losses, warmup)
-            seed_losses.append(value)
-        if on_step:
-            on_step(step, step_values, lr)
-    pending.clear()
-
-
-def restore(resume, adam: FlatAdam, stack: SeedStack, recipe: RecipeParams, on_step):
-    """Continue from the saved state, if any: weights, Adam's moments and each seed's generator. The
-    replayed steps reach `on_step` again, so logs come out whole. Returns each seed's losses so far."""
-    state = resume.load() if resume else None
-    if not state:
-        return [[] for _ in stack.seeds]
-    adam.flat.data.copy_(state["flat"])
-    adam.load_state_dict(state["optimizer"])
-    for generator, saved in zip(stack.generators, state["generators"], strict=True):
-        generator.set_state(saved)
-    print(f"seeds {', '.join(map(str, stack.seeds))}: resuming from step {state['step']} ({resume.path})")
-    for step, values in enumerate(zip(*state["losses"], strict=True), start=1):
-        if on_step:
-            on_step(step, list(values), recipe_rate(step, recipe))
-    return [list(seed_losses) for seed_losses in state["losses"]]
-
-
-def seed_groups(seeds, processes):
+def seed_groups(seeds, processes, together_from=TOGETHER_FROM):
     """`seeds` split into at most `processes` groups as even as can be, in order: each group one
-    process that trains its seeds together."""
+    process that trains its seeds together. Where the groups would hold fewer than `together_from`
+    seeds each, every seed is a group of its own instead, their processes sharing the cores: a seed
+    ends with the same bytes either way, and alone it pays no vmap."""
     seeds = list(seeds)
+    if processes > 1 and len(seeds) < together_from * processes:
+        return [[seed] for seed in seeds]
     count = max(1, min(processes, len(seeds)))
     size = math.ceil(len(seeds) / count)
     return [seeds[i : i + size] for i in range(0, len(seeds), size)]
