@@ -10,15 +10,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 from pipeline.core import evaluate as evaluation
 from pipeline.infra.errors import DataError
+from pipeline.infra.markdown import wrap_markdown
 from pipeline.params import lesson
 from pipeline.params.load import load_params
 from pipeline.report.claims import evaluate, load_claims
 from pipeline.report.context import report_context
-from pipeline.report.pages import WORDS, render, wrap_markdown
+from pipeline.report.pages import catalogue, render
 from pipeline.report.quantities import quantities
 from pipeline.report.report import environment, read_metrics
 from pipeline.report.study_figures import lengths_at_the_bar, rung_title
@@ -112,12 +112,11 @@ def test_speed_and_the_environment_close_the_appendix_and_the_readme_points_ther
 
 
 def test_every_slip_of_the_lessons_is_an_imprecision_or_an_error_in_both_editions(pages):
-    """claims.yaml marks where the lessons slip (lesson_error); words.yaml says, in each edition, which
+    """claims.yaml marks where the lessons slip (lesson_error); each edition's catalogue says which
     slips are imprecisions and which errors: every slip in exactly one group, the same in both."""
-    words = yaml.safe_load(WORDS.read_text())
     slipped = {c.id for c in pages[1] if c.lesson_error}
     kinds = ("imprecision", "error")
-    groups = {lang: {k: set(words[lang]["slips"][k]) for k in kinds} for lang in ("en", "es")}
+    groups = {lang: {k: set(catalogue(lang)["slips"][k]) for k in kinds} for lang in ("en", "es")}
     assert groups["en"] == groups["es"]
     assert not groups["en"]["imprecision"] & groups["en"]["error"]
     assert groups["en"]["imprecision"] | groups["en"]["error"] == slipped

@@ -1,29 +1,34 @@
 """The report's pages in two editions, reports/README.md and reports/APPENDIX.md and their Spanish
 README.es.md and APPENDIX.es.md, rendered from the committed results: the same numbers in the same
 order, each in its edition's way; each edition linking the other at the top; the same figures, each
-drawn in its edition's language; every link into a page landing on one of its headings; and in the
-Spanish pages no English, no TeX and no configuration string."""
+drawn in its edition's language; every link into a page landing on one of its headings; in the
+Spanish pages no English, no TeX and no configuration string; and the two catalogues the pages' words
+come from saying the same keys with the same fields."""
 
 import dataclasses
 import difflib
 import re
+import string
 from pathlib import Path
 
 import pytest
-import yaml
 
-from pipeline.infra.locale import canonical
+from pipeline.infra.locale import KEPT as NO_PROSE
+from pipeline.infra.locale import Writer, canonical
 from pipeline.params.load import load_params
 from pipeline.params.model import ATTENTION, POSITIONS
 from pipeline.params.study import StudyDataParams, StudyModelParams, StudyTrainParams
-from pipeline.report.claims import evaluate, load_claims
+from pipeline.report.claims import evaluate, load_claims, written
 from pipeline.report.context import report_context
-from pipeline.report.pages import KEPT, WORDS, render
+from pipeline.report.pages import catalogue, render
 from pipeline.report.quantities import quantities
 from pipeline.report.report import environment, read_metrics
 from tests.conftest import report_params
 
 ROOT = Path(__file__).resolve().parents[1]
+# What holds no number of the page's to compare: beside what holds no prose (code, link targets,
+# sections, versions), the lessons' words between «» and a claim's id.
+KEPT = re.compile(NO_PROSE.pattern + r"|«[^»]*»|\b(?:l10|l6|paper)-[\w-]+", re.S)
 FIGURE = re.compile(r"\]\((figures/[^)]+)\)")
 LINK = re.compile(r"\]\(([\w.]*)#([^)]+)\)")  # a link to a heading: [text](PAGE.md#anchor) or (#anchor)
 EDITIONS = {"README": ("README.md", "README.es.md"), "APPENDIX": ("APPENDIX.md", "APPENDIX.es.md")}
@@ -178,7 +183,7 @@ ENGLISH_NUMBER = re.compile(r"(?<![\w.,])(?!\d{2,3}(?:\.\d{3})+(?![\w.]\d)|\d(?:
 @pytest.mark.parametrize("page", EDITIONS["README"][1:] + EDITIONS["APPENDIX"][1:])
 def test_the_spanish_pages_hold_no_english_tex_or_configuration(pages, page):
     """Claims' texts, results and verdicts, the search's reasons and the recipes come from Python and
-    YAML in English; words.yaml words them, and the lessons' TeX is written as text."""
+    YAML in English; the Spanish catalogue words them, and the lessons' TeX is written as text."""
     prose = spanish_prose(pages[page])
     english = sorted(set(ENGLISH.findall(prose)))
     assert not english, f"English left in {page}: {english}"
@@ -199,7 +204,7 @@ def test_the_spanish_check_finds_english():
 def test_every_setting_a_variant_can_set_has_words_in_both_editions():
     """A study variant or a search row is written in words (pages.py's `changes`): every position
     scheme, attention and value a variant may set has them, in each edition."""
-    words = yaml.safe_load(WORDS.read_text())
+    words = {lang: catalogue(lang) for lang in ("en", "es")}
     settable = {
         f.name for c in (StudyModelParams, StudyTrainParams, StudyDataParams) for f in dataclasses.fields(c)
     }
@@ -207,3 +212,50 @@ def test_every_setting_a_variant_can_set_has_words_in_both_editions():
         recipe = words[lang]["recipe"]
         assert set(POSITIONS) <= set(recipe["positions"]) and set(ATTENTION) <= set(recipe["attention"])
         assert settable - {"positions", "attention"} <= set(recipe["settings"]), lang
+
+
+# Tables that are not keys the templates say: results (claims.py's, by their English pattern) and
+# what the Spanish pages take from English sources (claims.yaml, search.yaml)
+NOT_SAID = {"results", "claims", "reasons", "search", "lesson_errors"}
+
+
+def fields(message):
+    """A message's fields with their formats, in order: ("seeds", ""), ("mean", ".1%"), ..."""
+    return [(name, spec) for _, name, spec, _ in string.Formatter().parse(message) if name is not None]
+
+
+def differences(english, spanish, where=""):
+    """Where the two catalogues differ in what they say: a key only one has, or a message whose fields
+    or formats differ (the Spanish words may order named fields as they need)."""
+    if isinstance(english, dict):
+        keys = (set(english) | set(spanish)) - (NOT_SAID if not where else set())
+        return [d for k in sorted(keys) for d in differences(english.get(k), spanish.get(k), f"{where}.{k}")]
+    if isinstance(english, list) and isinstance(spanish, list) and len(english) == len(spanish):
+        return []
+    if isinstance(english, str) and isinstance(spanish, str):
+        return [] if sorted(fields(english)) == sorted(fields(spanish)) else [f"{where}: fields differ"]
+    return [f"{where}: {type(english).__name__} in en, {type(spanish).__name__} in es"]
+
+
+def test_both_catalogues_say_every_key_with_the_same_fields():
+    """Every key a template says has words in both languages, with the same fields in the same
+    formats: each edition writes the same numbers to the same precision, each its own way."""
+    english, spanish = catalogue("en"), catalogue("es")
+    assert differences(english, spanish) == []
+    assert differences({"a": "{n:,} steps"}, {"a": "{n} pasos"}) == [".a: fields differ"]
+    assert differences({"a": {"b": "x"}}, {"a": {}}) == [".a.b: str in en, NoneType in es"]
+
+
+def test_every_result_has_spanish_words_with_its_fields_in_order():
+    """claims.py's results keep their numbers: the Spanish pattern of each has its fields, in order."""
+    for english, spanish in catalogue("es")["results"].items():
+        assert fields(english) == fields(spanish), english
+
+
+def test_every_value_a_claim_expects_has_spanish_words():
+    """claims.yaml's expected values in words are written in Spanish too, whether or not ours match
+    them: a run whose values differ (another configuration) still renders its Spanish pages."""
+    spanish = Writer("es", catalogue("es")["results"])
+    for entry in load_claims():
+        if entry["rule"] != "seeds" and not isinstance(entry["rule"], dict):  # those print it as a number
+            spanish.write(written(entry["expected"], words=True))  # a KeyError names what has no words

@@ -7,12 +7,14 @@ has no value stops the report, naming it: a misspelt `value:` never drops a clai
 
 import csv
 import io
+import numbers
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from pipeline.infra.errors import DataError
+from pipeline.infra.locale import Phrase
 from pipeline.params.model import longest_source
 from pipeline.report.inputs import ReportParams
 from pipeline.report.judging import judge_below_bar, judge_paired, judge_rounding, judge_seeds, outcome
@@ -58,11 +60,22 @@ def load_claims(path=CLAIMS_PATH):
     return entries
 
 
+def written(value, words=False):
+    """A value as the claims table shows it, its numbers kept as numbers for the page's language: True
+    and False are words there, and so is a text where `words` (claims.yaml's expected); any other
+    text (a shape, a list) as Python prints it."""
+    if isinstance(value, Phrase):
+        return value
+    if isinstance(value, bool) or words and isinstance(value, str) and any(c.isalpha() for c in value):
+        return Phrase(str(value))
+    return Phrase("{}", value) if isinstance(value, numbers.Real) else str(value)
+
+
 def judge(entry, value):
     """(reproduced, tolerance, status, ...) of one claim."""
     rule, expected = entry["rule"], entry["expected"]
     if rule == "note":
-        return dict(reproduced=str(value), tolerance=entry["reason"], status="note")
+        return dict(reproduced=written(value), tolerance=entry["reason"], status="note")
     if rule == "seeds":
         return judge_seeds(entry, value["values"], value["items"], value.get("level"))
     if rule == "rounding":
@@ -72,27 +85,27 @@ def judge(entry, value):
     if rule == "below_bar":
         return judge_below_bar(value)
     if rule == "majority":
-        shown = f"{value['same']} of {value['seeds']} seeds write it"
+        shown = Phrase("{} of {} seeds write it", value["same"], value["seeds"])
         ok = value["same"] > value["seeds"] / 2
-        return dict(reproduced=shown, tolerance="more than half the seeds", status=outcome(ok))
+        return dict(reproduced=shown, tolerance=Phrase("more than half the seeds"), status=outcome(ok))
     if rule == "thirds":
         nearest = f"{round(3 * value)}/3"
-        shown = f"{value:.3f} (nearest third: {nearest})"
-        return dict(
-            reproduced=shown, tolerance="rounds to the stated third", status=outcome(nearest == expected)
-        )
+        shown, ok = Phrase("{:.3f} (nearest third: {})", value, nearest), nearest == expected
+        return dict(reproduced=shown, tolerance=Phrase("rounds to the stated third"), status=outcome(ok))
     if rule == "exact":
-        return dict(reproduced=str(value), tolerance="exact", status=outcome(value == expected))
-    printed = {  # the value as the lesson prints it
-        "decimals": lambda n: (f"{value:.{n}f}", f"exact at {n} decimals"),
-        "significant": lambda n: (f"{value:.{n - 1}e}", f"exact at {n} significant digits"),
+        shown = written(value)  # the lesson's value, where it reads as ours, written as ours
+        said, ok = shown if str(shown) == str(expected) else written(expected, words=True), value == expected
+        return dict(expected=said, reproduced=shown, tolerance=Phrase("exact"), status=outcome(ok))
+    printed = {  # the value as the lesson prints it: its format, and the tolerance's words
+        "decimals": lambda n: (f".{n}f", "exact at {} decimal" if n == 1 else "exact at {} decimals"),
+        "significant": lambda n: (f".{n - 1}e", "exact at {} significant digits"),
     }
     for name, show in printed.items():
         if isinstance(rule, dict) and name in rule:
-            shown, tolerance = show(rule[name])
-            return dict(
-                reproduced=shown, tolerance=tolerance, status=outcome(float(shown) == float(expected))
-            )
+            spec, words = show(rule[name])
+            shown, said = (Phrase(f"{{:{spec}}}", v) for v in (value, float(expected)))
+            tolerance, ok = Phrase(words, rule[name]), float(shown) == float(expected)
+            return dict(expected=said, reproduced=shown, tolerance=tolerance, status=outcome(ok))
     raise DataError(f"claim {entry['id']}: unknown rule {rule!r}")
 
 
@@ -135,7 +148,7 @@ def evaluate(entries, quantities, params: ReportParams):
     """Every claim that applies to `params`, judged; `quantities`: {value name: what was measured}."""
     claims = []
     for e in (e for e in entries if applies(e, params)):
-        judged = {"expected": str(e["expected"]), **judge(e, measured_value(e, quantities))}
+        judged = {"expected": written(e["expected"], words=True), **judge(e, measured_value(e, quantities))}
         claims.append(
             Claim(
                 **{k: e[k] for k in ("id", "source", "claim", "kind")},

@@ -2,11 +2,13 @@
 never phrased here (pipeline/report/templates/ holds every sentence)."""
 
 import math
+import re
 import statistics
 from pathlib import Path
 
 import yaml
 
+from pipeline.infra.locale import Phrase
 from pipeline.infra.outputs import by_seed, one, paired_difference, select
 from pipeline.params.study import variant_recipe
 from pipeline.report.claims import counts, load_claims
@@ -34,7 +36,7 @@ def lesson_map(by_id):
     for listing in listings:
         for printed in listing["prints"]:
             judged = [by_id[c] for c in printed["claims"] if c in by_id]  # those this run judges
-            printed["ours"] = " · ".join(c.reproduced for c in judged)
+            printed["ours"] = Phrase(" · ".join(["{}"] * len(judged)), *(c.reproduced for c in judged))
             printed["claims"] = [c.id for c in judged]
     return listings
 
@@ -294,14 +296,25 @@ def jacobian_context(sweep):
     }
 
 
+# A stopped row's message as pipeline/core/loop.py's check_loss writes it, the cause left out
+DIVERGED = re.compile(
+    r"training diverged at step (\d+): loss (\S+) \(learning rate (\S+)\); the likely cause"
+)
+
+
 def searched(row, bar):
     """A search row as the report shows it: its reach under the study's rule for its variants (mean
-    and every seed), and a stopped row's message without the trainer's guess at the cause (a row of
-    the same recipe trains on another seed: the guess is not the data's)."""
+    and every seed), and a stopped row's message read back into its numbers, without the trainer's
+    guess at the cause (a row of the same recipe trains on another seed: the guess is not the data's);
+    a message of another form as it stands."""
     shown = row | {"reach": row_reach(row, bar)}
     for key in ("failed", "stopped_before"):
         if key in row:
-            shown[key] = row[key].split("; the likely cause")[0]
+            read, cut = DIVERGED.match(row[key]), row[key].split("; the likely cause")[0]
+            pattern = "training diverged at step {}: loss {:.4g} (learning rate {:.2e})"
+            shown[key] = (
+                Phrase(pattern, int(read[1]), *map(float, read.groups()[1:])) if read else Phrase(cut)
+            )
     return shown
 
 

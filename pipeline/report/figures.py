@@ -199,7 +199,7 @@ def plot_seed_distributions(claims, path, w=ENGLISH):
         ax.scatter([scale * c.lesson_value], [0], marker="D", s=46, color="cb:red", zorder=4)
         ax.set(xlim=(min(values) - pad, max(values) + pad), yticks=[], ylim=(-1, 1))
         verdict = w("seeds.undecided" if c.undecided else f"seeds.{c.status}")
-        ax.set_title(w.text(f"{w.given('claims', c.id)} ({verdict})"), fontsize=8.5)
+        ax.set_title(f"{w.given('claims', c.id)} ({verdict})", fontsize=8.5)
         ax.tick_params(axis="x", labelsize=7.5)
         ax.xaxis.set_major_locator(plt.MaxNLocator(4))
         ax.set_xlabel("%" if c.percent else w("seeds.loss"), fontsize=7.5, labelpad=1)

@@ -23,6 +23,8 @@
 import math
 import statistics
 
+from pipeline.infra.locale import Phrase, joined
+
 EPSILON = {"float64": 2.0**-52, "float32": 2.0**-23}  # each type's machine epsilon
 
 
@@ -53,12 +55,14 @@ def rank_text(expected, values):
     n = len(values)
     below, equal = sum(v < expected for v in values), sum(v == expected for v in values)
     if below == n:
-        where = "above every seed"
+        where = Phrase("above every seed")
     elif below + equal == 0:
-        where = "below every seed"
+        where = Phrase("below every seed")
+    elif equal:
+        where = Phrase("above {} of {} seeds, equal to {}", below, n, equal)
     else:
-        where = f"above {below} of {n} seeds" + (f", equal to {equal}" if equal else "")
-    return f"lesson value {where} (percentile {100 * (below + equal / 2) / n:.0f} of {n} seeds)"
+        where = Phrase("above {} of {} seeds", below, n)
+    return Phrase("lesson value {} (percentile {:.0f} of {} seeds)", where, 100 * (below + equal / 2) / n, n)
 
 
 def prediction_band(values, lesson_items=None):
@@ -87,14 +91,17 @@ def judge_seeds(entry, values, n_items, level=None):
     )
     inside = round(low, 9) <= expected <= round(high, 9)  # no float dust at 0 or 1
     status = "note" if wide else ("pass" if inside else "fail")
+    seeds_range = (min(values), max(values))
     if accuracy:
-        f = lambda v: f"{100 * v:.1f}"  # noqa: E731
-        shown = f"{f(mean)} % (seeds {f(min(values))}–{f(max(values))}, {n_items:,} sequences each)"
-        expected_text, band = f"{f(expected)} %", f"{f(low)}–{f(high)} %"
+        m, lowest, highest, lesson, b_low, b_high = (
+            100 * v for v in (mean, *seeds_range, expected, low, high)
+        )
+        shown = Phrase("{:.1f} % (seeds {:.1f}–{:.1f}, {:,} sequences each)", m, lowest, highest, n_items)
+        expected_text, band = Phrase("{:.1f} %", lesson), Phrase("{:.1f}–{:.1f} %", b_low, b_high)
     else:
-        shown = f"{mean:.3f} (seeds {min(values):.3f}–{max(values):.3f})"
-        expected_text, band = f"{expected:.3f}", f"{low:.3f}–{high:.3f}"
-    tolerance = f"prediction interval {band}" + (" (cannot discriminate: too wide)" if wide else "")
+        shown = Phrase("{:.3f} (seeds {:.3f}–{:.3f})", mean, *seeds_range)
+        expected_text, band = Phrase("{:.3f}", expected), Phrase("{:.3f}–{:.3f}", low, high)
+    tolerance = Phrase("prediction interval {}" + (" (cannot discriminate: too wide)" if wide else ""), band)
     return dict(
         expected=expected_text,
         reproduced=shown,
@@ -113,7 +120,7 @@ def judge_rounding(ref):
     """Our logits against nn.Transformer's holding the same weights, per seed and type."""
     if ref is None:
         return dict(
-            reproduced="not compared",
+            reproduced=Phrase("not compared"),
             status="note",
             tolerance="nn.Transformer holds the paper's model only (sinusoids, post-norm, softmax)",
         )
@@ -122,10 +129,10 @@ def judge_rounding(ref):
         bounds = [rounding_bound(dtype, scale, ref["dot_length"]) for scale in ref[f"logit_max_{dtype}"]]
         diffs = ref[f"max_diff_{dtype}"]
         worst = max(worst, *(d / b for d, b in zip(diffs, bounds, strict=True)))
-        shown.append(f"{dtype} {max(diffs):.1e} (bound {min(bounds):.1e})")
+        shown.append(Phrase("{} {:.1e} (bound {:.1e})", dtype, max(diffs), min(bounds)))
     return dict(
-        reproduced="; ".join(shown) + f": the worst seed at {worst:.2f} of its bound",
-        tolerance="each seed's max |logit difference| <= epsilon x max |logit| x d_ff",
+        reproduced=Phrase("{}: the worst seed at {:.2f} of its bound", joined("; ", shown), worst),
+        tolerance=Phrase("each seed's max |logit difference| <= epsilon x max |logit| x d_ff"),
         status=outcome(worst <= 1),
     )
 
@@ -135,31 +142,31 @@ def judge_below_bar(value):
     by_length, bar = value["by_length"], value["bar"]
     lengths = list(by_length)
     best = {n: max(accuracies) for n, accuracies in by_length.items()}
-    shown = "; ".join(
-        f"{n}: {100 * statistics.fmean(a):.1f} % (best seed {100 * best[n]:.1f})"
+    shown = [
+        Phrase("{}: {:.1f} % (best seed {:.1f})", n, 100 * statistics.fmean(a), 100 * best[n])
         for n, a in by_length.items()
-    )
+    ]
+    named = ", ".join(map(str, lengths))
     return dict(
-        reproduced=shown,
-        tolerance=f"no seed at the bar ({100 * bar:.0f} %) at any of lengths {', '.join(map(str, lengths))}",
+        reproduced=joined("; ", shown),
+        tolerance=Phrase("no seed at the bar ({:.0f} %) at any of lengths {}", 100 * bar, named),
         status=outcome(all(b < bar for b in best.values())),
-        seeds=f"{len(next(iter(by_length.values())))} seeds",
+        seeds=Phrase("{} seeds", len(next(iter(by_length.values())))),
     )
 
 
 def judge_paired(n):
     diffs = n["diffs"]
     ok = n["post_minus_pre"] >= -n["post_minus_pre_2se"]
-    shown = (
-        f"post {100 * n['post_seq_acc']:.1f} %, pre {100 * n['pre_seq_acc']:.1f} %: post - pre "
-        f"{100 * n['post_minus_pre']:+.2f} pt (seeds {100 * min(diffs):+.1f} to {100 * max(diffs):+.1f})"
-    )
+    values = (n["post_seq_acc"], n["pre_seq_acc"], n["post_minus_pre"], min(diffs), max(diffs))
+    pattern = "post {:.1f} %, pre {:.1f} %: post - pre {:+.2f} pt (seeds {:+.1f} to {:+.1f})"
+    shown = Phrase(pattern, *(100 * v for v in values))
     below = sum(d < 0 for d in diffs)
     return dict(
         reproduced=shown,
-        tolerance="post - pre >= -2 s.e. of the mean paired difference",
+        tolerance=Phrase("post - pre >= -2 s.e. of the mean paired difference"),
         status=outcome(ok),
-        seeds=f"post-norm below pre-norm in {below} of {len(diffs)} seeds",
+        seeds=Phrase("post-norm below pre-norm in {} of {} seeds", below, len(diffs)),
     )
 
 

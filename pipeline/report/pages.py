@@ -1,8 +1,9 @@
 """The report's pages: reports/README.md and APPENDIX.md and their Spanish editions README.es.md and
-APPENDIX.es.md, from templates/*.md.j2: the templates write the sentences, pipeline/report/context.py
-gives them the numbers, words.yaml the words Python and the YAML files put into them, per language;
-and the Markdown helpers they share: long prose lines wrapped for reading, table cells made safe.
-Same inputs, same bytes."""
+APPENDIX.es.md, each page one template (templates/*.md.j2) rendered in each language: the template
+orders the page, pipeline/report/context.py gives it the numbers, the language's catalogue
+(words/<language>.yaml) every word, and each number is written the language's way as it is written
+(pipeline/infra/locale.py); long prose lines wrapped for reading (pipeline/infra/markdown.py), table
+cells made safe. Same inputs, same bytes."""
 
 import re
 import statistics
@@ -11,64 +12,16 @@ from pathlib import Path
 import jinja2
 import yaml
 
-from pipeline.infra import locale
 from pipeline.infra.errors import DataError
-
-WIDTH = 100
-# What a page keeps as the lessons or the code wrote it, beside what any text keeps (locale.KEPT): the
-# lessons' words between «» and a claim's id.
-KEPT = re.compile(locale.KEPT.pattern + r"|«[^»]*»|\b(?:l10|l6|paper)-[\w-]+", re.S)
-# Lines kept as they are: tables, headings, images, HTML, indented code.
-KEEP = ("|", "#", "![", "<", "    ")
-LIST_ITEM = re.compile(r"(?:[-*+]|\d+[.)]) ")
+from pipeline.infra.locale import SUPERSCRIPT, Phrase, Writer, number, percent
+from pipeline.infra.markdown import wrap_markdown
 
 
-def starts_markup(word):
-    """Whether a word at the start of a line would turn that line into a list item, a heading, a
-    quote, a table row, a rule or a fence: such a word stays on the line before."""
-    return bool(re.fullmatch(r"[-*+=_]+|\d+[.)]", word)) or word.startswith(("#", ">", "|", "```"))
-
-
-def words_of(text):
-    """The words of a paragraph; a lone "%" stays with its number, "±" with the number after it and "×"
-    with both, so that "99.5 %", "[0.6 %-30.3 %]", "± 0.2" and "5,182 × 10⁻⁷" never split across lines."""
-    return re.split(r"(?<![±×])\s+(?!%(?:[\s:;,.)\]-]|$)|×)", text.strip())
-
-
-def wrap_line(text, width, first="", rest=""):
-    """Greedy wrap of one paragraph: the first line starts with `first`, the others with `rest`."""
-    lines, words, indent = [], [], first
-    for word in words_of(text):
-        if words and len(indent + " ".join([*words, word])) > width:
-            if not starts_markup(word):
-                lines.append(indent + " ".join(words))
-                words, indent = [], rest
-            elif len(words) > 1:  # a word that would start markup takes the word before it along
-                carry = words.pop()
-                lines.append(indent + " ".join(words))
-                words, indent = [carry], rest
-        words.append(word)
-    return [*lines, indent + " ".join(words)]
-
-
-def wrap_markdown(text, width=WIDTH):
-    """Wrap every paragraph and list item longer than `width`; code blocks and tables stay as they are."""
-    out, fenced = [], False
-    for line in text.split("\n"):
-        fence = line.startswith("```")
-        fenced = fenced != fence  # a fence line opens or closes a block
-        if fence or fenced or len(line) <= width or line.startswith(KEEP):
-            out.append(line)
-            continue
-        item = LIST_ITEM.match(line)
-        prefix = item.group(0) if item else ""
-        out += wrap_line(line[len(prefix) :], width, first=prefix, rest=" " * len(prefix))
-    return "\n".join(out)
-
-
-def cell(value):
-    """A value as a Markdown table cell: a "|" would end the cell, so it becomes "/"."""
-    return str(value).replace("|", "/")
+@jinja2.pass_context
+def cell(context, value):
+    """A value as a Markdown table cell, in the page's language: a "|" would end the cell, so it
+    becomes "/"."""
+    return context["writer"].write(value).replace("|", "/")
 
 
 # The lesson's TeX as plain text: the few commands its quoted words hold.
@@ -81,7 +34,7 @@ TEX = [
     (r"_\{\\text\{([^}]*)\}\}", r"_\1"),
     (r"_\{([^}]*)\}", r"_\1"),
 ]
-SUPERSCRIPTS = locale.SUPERSCRIPT | str.maketrans("N", "ᴺ")  # the digits as the Spanish numbers write them
+SUPERSCRIPTS = SUPERSCRIPT | str.maketrans("N", "ᴺ")  # the digits as the Spanish numbers write them
 
 
 def tex_text(words):
@@ -99,7 +52,7 @@ def quoted(words):
     """The lesson's words as a table cell, between «», its TeX written as text."""
     if not words:
         return ""
-    return f"«{cell(tex_text(words))}»"
+    return f"«{tex_text(words).replace('|', '/')}»"
 
 
 def ours(claim):
@@ -107,16 +60,52 @@ def ours(claim):
     values = claim.per_seed
     if not values:
         return claim.reproduced
-    scale, digits, unit = (100, 1, " %") if claim.percent else (1, 3, "")
-    mean, low, high = (scale * v for v in (statistics.fmean(values), min(values), max(values)))
-    return f"{mean:.{digits}f}{unit} [{low:.{digits}f}–{high:.{digits}f}]"
+    spec, unit, scale = (".1f", " %", 100) if claim.percent else (".3f", "", 1)
+    pattern = f"{{:{spec}}}{unit} [{{:{spec}}}–{{:{spec}}}]"
+    return Phrase(pattern, *(scale * v for v in (statistics.fmean(values), min(values), max(values))))
 
 
 # ------------------------------------------------------------------------------------- pages
 
 TEMPLATES = Path(__file__).parent / "templates"
-WORDS = Path(__file__).with_name("words.yaml")
+WORDS = Path(__file__).with_name("words")  # a catalogue per language: words/en.yaml, words/es.yaml
 PAGES = {"README.md": "en", "README.es.md": "es", "APPENDIX.md": "en", "APPENDIX.es.md": "es"}  # language
+
+
+def catalogue(lang):
+    """A language's words: every key the templates say, and its words for what reaches a page in
+    English (claims.yaml's texts, claims.py's results)."""
+    return yaml.safe_load((WORDS / f"{lang}.yaml").read_text())
+
+
+def missing(context, what):
+    """Words a page says that its language's catalogue lacks: an error, never a blank or English."""
+    return DataError(f"{WORDS.name}/{context['lang']}.yaml: no {what}, which {context.name} says")
+
+
+@jinja2.pass_context
+def say(context, key, **fields):
+    """The page's words for `key` (a dotted path in its catalogue), their fields filled in: a number
+    by the field's format in the page's way, a result in the page's words."""
+    words = context["words"]
+    for part in key.split("."):
+        if not isinstance(words, dict) or part not in words:
+            raise missing(context, f"words for {key}")
+        words = words[part]
+    return context["writer"].format(words, **fields)
+
+
+@jinja2.pass_context
+def series(context, key, items, field=None, last=None):
+    """Each `n: value` of `items` said with `key` (its fields n and v, or the value's own fields; with
+    `field`, v is that field of the value), those without a value left out, joined by commas and
+    before the last by the words `last`."""
+    values = {n: v.get(field) if field else v for n, v in items.items()}
+    fields = {n: v if isinstance(v, dict) else {"v": v} for n, v in values.items() if v is not None}
+    said = [say(context, key, n=n, **v) for n, v in fields.items()]
+    if last and len(said) > 1:
+        return ", ".join(said[:-1]) + say(context, last) + said[-1]
+    return ", ".join(said)
 
 
 @jinja2.pass_context
@@ -128,20 +117,12 @@ def verdict(context, claim):
 @jinja2.pass_context
 def stated(context, english, table, key):
     """English from claims.yaml or search.yaml (a claim's text, a note's reason, why a search row was
-    tried) in the page's language: words.yaml's `table` text for `key` where the language has that
+    tried) in the page's language: the catalogue's `table` text for `key` where the language has that
     table (then one missing is an error, not English in a Spanish page), else the English."""
     texts = context["words"].get(table, {key: english})
     if key not in texts:
-        raise DataError(f"{WORDS.name}: no {table} text for {key}, which {context.name} shows")
+        raise missing(context, f"{table} text for {key}")
     return texts[key]
-
-
-@jinja2.pass_context
-def translated(context, text):
-    """Words pipeline/report/claims.py writes in English into a result, in the page's language."""
-    for pattern, replacement in context["words"].get("phrases", []):
-        text = re.sub(pattern, replacement, text)
-    return text
 
 
 def attention_named(words, attention):
@@ -150,15 +131,15 @@ def attention_named(words, attention):
     return kinds[0] if len(kinds) == 1 else words["recipe"]["sites"].format(*kinds)
 
 
-def setting_named(words, key, value):
+def setting_named(context, key, value):
     """One value a variant sets for itself, in words: "8,000 steps", "gates start at -8"."""
-    recipe = words["recipe"]
+    recipe, lang = context["words"]["recipe"], context["lang"]
     if key not in recipe["settings"]:
-        raise DataError(f"{WORDS.name}: no recipe words for the setting {key}")
-    lengths = ", ".join(map(str, value)) if isinstance(value, list | tuple) else value
-    pct = f"{100 * value:.0f} %" if isinstance(value, float) else value
+        raise missing(context, f"recipe words for the setting {key}")
+    lengths = ", ".join(number(v, "", lang) for v in value) if isinstance(value, list | tuple) else value
+    pct = percent(value, 0, lang) if isinstance(value, float) else value
     value = recipe["values"].get(value, value) if isinstance(value, str) else value
-    return recipe["settings"][key].format(v=value, lengths=lengths, pct=pct)
+    return context["writer"].format(recipe["settings"][key], v=value, lengths=lengths, pct=pct)
 
 
 @jinja2.pass_context
@@ -168,7 +149,7 @@ def changes(context, entry):
     words = context["words"]
     get = entry.get if isinstance(entry, dict) else lambda key: getattr(entry, key, None)
     done = [
-        setting_named(words, k, v)
+        setting_named(context, k, v)
         for section in ("model", "train", "data")
         for k, v in (get(section) or {}).items()
     ]
@@ -176,8 +157,9 @@ def changes(context, entry):
     return "; ".join([*named, *done])
 
 
-def render(context):
-    """{page name: Markdown} for every page, from the report's context."""
+def environment():
+    """The templates' Jinja environment: a missing value an error, every value printed in the page's
+    language, and the filters and calls that give a page its words and numbers."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         undefined=jinja2.StrictUndefined,  # a missing value is an error, not a blank in the report
@@ -185,19 +167,26 @@ def render(context):
         lstrip_blocks=True,
         keep_trailing_newline=True,
         autoescape=False,  # Markdown, not HTML
+        finalize=jinja2.pass_context(lambda c, value: c["writer"].write(value)),  # in the page's language
     )
-    env.filters.update(cell=cell, quoted=quoted, pct=locale.percent, changes=changes, ours=ours)
-    env.filters.update(verdict=verdict, stated=stated, translated=translated)
-    env.filters.update(  # a variant's positions and attention in the page's words
+    env.globals.update(say=say, series=series)
+    env.filters.update(cell=cell, quoted=quoted, ours=ours, changes=changes, verdict=verdict, stated=stated)
+    env.filters.update(  # numbers, and a variant's positions and attention, in the page's way
+        pct=jinja2.pass_context(lambda c, fraction, decimals=1: percent(fraction, decimals, c["lang"])),
+        num=jinja2.pass_context(lambda c, value, spec="": number(value, spec, c["lang"])),
         positions=jinja2.pass_context(lambda c, name: c["words"]["recipe"]["positions"][name]),
         attention=jinja2.pass_context(lambda c, name: attention_named(c["words"], name)),
     )
-    words = yaml.safe_load(WORDS.read_text())
-    return {
-        page: wrap_markdown(
-            locale.localize(
-                env.get_template(f"{page}.j2").render(**context, words=words[language]), language, KEPT
-            )
-        )
-        for page, language in PAGES.items()
-    }
+    return env
+
+
+def render(context):
+    """{page name: Markdown} for every page, from the report's context: each page's template in its
+    language, its words from that language's catalogue."""
+    env, words = environment(), {lang: catalogue(lang) for lang in set(PAGES.values())}
+    pages = {}
+    for page, lang in PAGES.items():
+        writer = Writer(lang, words[lang].get("results"))
+        template = env.get_template(page.split(".")[0] + ".md.j2")
+        pages[page] = wrap_markdown(template.render(**context, words=words[lang], lang=lang, writer=writer))
+    return pages

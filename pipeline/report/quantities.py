@@ -5,6 +5,7 @@ its own (`q.<name>`). Numbers only: the sentences are the templates'."""
 import statistics
 
 from pipeline.core.recipe import loss_floor, smoothed_target
+from pipeline.infra.locale import Phrase, joined
 from pipeline.infra.outputs import by_seed, one, paired_difference
 from pipeline.params import lesson
 from pipeline.report.inputs import ReportParams
@@ -55,8 +56,8 @@ def shape(values):
 
 def span(values, decimals=3):
     """Values that print alike shown once, as the lesson does ("0", "1"); otherwise their range."""
-    low, high = (f"{v:.{decimals}f}".replace("-0.000", "0.000") for v in (min(values), max(values)))
-    return (low.rstrip("0").rstrip(".") if "." in low else low) if low == high else f"{low}..{high}"
+    low, high = (round(v, decimals) + 0.0 for v in (min(values), max(values)))  # + 0.0: no -0
+    return Phrase("{:g}", low) if low == high else Phrase(f"{{:.{decimals}f}}..{{:.{decimals}f}}", low, high)
 
 
 def lazily(**computations):
@@ -70,11 +71,12 @@ def architecture_quantities(a, heads):
         enc, dec = a["encoder_layer_params"], a["decoder_layer_params"]
         one_ln = a["decoder_layer_layernorm_params"] // a["decoder_layer_layernorms"]
         attention = a["encoder_layer_attention_params"]
-        return f"{dec:,} - {enc:,} = {dec - enc:,} = {attention:,} + {one_ln} (one LayerNorm)"
+        said = "{:,} - {:,} = {:,} = {:,} + {} (one LayerNorm)"
+        return Phrase(said, dec, enc, dec - enc, attention, one_ln)
 
     def by_heads(column, same):
         values = set(heads[column].tolist())
-        return same(values.pop()) if len(values) == 1 else f"{sorted(values)} by h"
+        return same(values.pop()) if len(values) == 1 else Phrase("{} by h", str(sorted(values)))
 
     return lazily(
         mask_demo_shape=lambda: shape(a["mask_demo_output_shape"]),
@@ -86,10 +88,10 @@ def architecture_quantities(a, heads):
         logits_per_position=lambda: a["logits_shape"][-1],
         paper_width_shapes=lambda: ", ".join(shape(x) for x in a["paper_width_output_shapes"]),
         weights_without_t=lambda: len(set(a["paper_width_params_by_length"])) == 1,
-        params_by_heads=lambda: by_heads("attention_params", lambda v: f"{v} for every h"),
-        mults_by_heads=lambda: by_heads("attention_mults", lambda v: "the same for every h"),
-        ln_quiz=lambda: ", ".join(str(option).lower() for option in a["layernorm_quiz"]),
-        layer_boxes=lambda: f"{a['boxes_per_layer_pair']} in one encoder and one decoder layer",
+        params_by_heads=lambda: by_heads("attention_params", lambda v: Phrase("{} for every h", v)),
+        mults_by_heads=lambda: by_heads("attention_mults", lambda v: Phrase("the same for every h")),
+        ln_quiz=lambda: joined(", ", [Phrase(str(option).lower()) for option in a["layernorm_quiz"]]),
+        layer_boxes=lambda: Phrase("{} in one encoder and one decoder layer", a["boxes_per_layer_pair"]),
         other_boxes=lambda: LESSON_BOXES - a["sublayers_mixing_positions"],
     )
 
@@ -98,17 +100,21 @@ def probe_quantities(p, tables):
     cell, paths = tables["probe/layernorm_cell"], tables["probe/paths"]  # a column: one value per row of X
     twelve = lambda column: one(paths, column, blocks=12)  # noqa: E731
     return lazily(
-        base_model_millions=lambda: f"{p['base_model_params'] / 1e6:.1f} M",
-        paths_12=lambda: f"{twelve('terms')} terms, {twelve('terms_through_no_sublayer')} identity",
-        six_blocks_millions=lambda: p["encoder_params_lesson6_6"] / 1e6,
-        ln_in_means=lambda: f"{cell['in_mean'].min():.2f} to {cell['in_mean'].max():.2f}",  # a range
-        ln_out=lambda: f"{span(cell['out_mean'])}, {span(cell['out_std'])}",
-        ln_affine=lambda: f"{span(cell['affine_mean'])}, {span(cell['affine_std'])}",
-        orders=lambda: (
-            f"{p['residual_without_sum_orders_of_magnitude']:.2f} orders from 1 to 12 layers; "
-            f"{p['residual_sum_gap_orders_of_magnitude']:.2f} with against without the sum at 12"
+        base_model_millions=lambda: Phrase("{:.1f} M", p["base_model_params"] / 1e6),
+        paths_12=lambda: Phrase(
+            "{} terms, {} identity", *map(twelve, ("terms", "terms_through_no_sublayer"))
         ),
-        with_sum_range=lambda: f"{p['residual_with_sum_min']:.2f} to {p['residual_with_sum_max']:.2f}",
+        six_blocks_millions=lambda: p["encoder_params_lesson6_6"] / 1e6,
+        ln_in_means=lambda: Phrase("{:.2f} to {:.2f}", cell["in_mean"].min(), cell["in_mean"].max()),
+        ln_out=lambda: Phrase("{}, {}", span(cell["out_mean"]), span(cell["out_std"])),
+        ln_affine=lambda: Phrase("{}, {}", span(cell["affine_mean"]), span(cell["affine_std"])),
+        orders=lambda: Phrase(
+            "{:.2f} orders from 1 to 12 layers; {:.2f} with against without the sum at 12",
+            *(p[f"residual_{k}_orders_of_magnitude"] for k in ("without_sum", "sum_gap")),
+        ),
+        with_sum_range=lambda: Phrase(
+            "{:.2f} to {:.2f}", p["residual_with_sum_min"], p["residual_with_sum_max"]
+        ),
     )
 
 
@@ -137,9 +143,10 @@ def evaluation_quantities(e, reference_table, example, seeds):
         outputs = example["outputs_by_seed"].values()
         return {"same": sum(out == lesson.EXAMPLE_OUTPUT for out in outputs), "seeds": len(outputs)}
 
-    beam = lambda: f"beam {100 * e['beam_seq_acc']:.1f} %, greedy {100 * e['greedy_seq_acc']:.1f} %"  # noqa: E731
+    beam = (100 * e["beam_seq_acc"], 100 * e["greedy_seq_acc"])
     return {"evaluate.reference": reference()} | lazily(
-        beam_against_greedy=beam, example_outputs=example_outputs
+        beam_against_greedy=lambda: Phrase("beam {:.1f} %, greedy {:.1f} %", *beam),
+        example_outputs=example_outputs,
     )
 
 
@@ -201,14 +208,16 @@ def shorter_failure(per_seed, train_lengths, bar):
     return {"by_length": by_length, "bar": bar.accuracy}
 
 
+LESSON_CONFIG = "d_model {d_model}, {heads} heads, {layers} layers each side, d_ff {d_ff}, dropout {dropout}"
+RECIPE = "lr {lr}, eps {eps}, warmup {warmup}, label smoothing {label_smoothing}, batch {batch_size}"
+
+
 def configuration(params: ReportParams):
-    m, t = params.model, params.train
+    m, t = vars(params.model), vars(params.train)
     return {
-        "lesson_config": f"d_model {m.d_model}, {m.heads} heads, {m.layers} layers each side, d_ff {m.d_ff}, "
-        f"dropout {m.dropout}",
-        "adam_betas": str(tuple(t.betas)),
-        "recipe": f"lr {t.lr}, eps {t.eps}, warmup {t.warmup}, label smoothing {t.label_smoothing}, "
-        f"batch {t.batch_size}",
+        "lesson_config": Phrase(LESSON_CONFIG, **m),
+        "adam_betas": Phrase("({}, {})", *t["betas"]),
+        "recipe": Phrase(RECIPE, **t),
     }
 
 
@@ -236,5 +245,7 @@ def quantities(params: ReportParams, m, benchmark):
     }
     if "train_step_ms_ours" in benchmark:
         ms = benchmark["train_step_ms_ours"]
-        computed["q.seconds_for_1200_steps"] = f"{1.2 * ms:.1f} s (1,200 x {ms:.2f} ms, one CPU thread)"
+        computed["q.seconds_for_1200_steps"] = Phrase(
+            "{:.1f} s ({:,} x {:.2f} ms, one CPU thread)", 1.2 * ms, 1200, ms
+        )
     return Measured({k: m[k] for k in STAGES}, tables, seeds, params.data.test_size, computed)

@@ -77,7 +77,8 @@ def write_report(params: ReportParams, metrics_dir, reports_dir):
 def environment(numerics, device):
     """Versions, the device the lesson's models trained on, the numerics of the results (the numerics
     stage's record, not the machine rendering the report); nothing of the moment (times, dates, host),
-    which would change bytes (words.yaml says, per language, which machines give each mode's bytes)."""
+    which would change bytes (each language's catalogue, words/, says which machines give each mode's
+    bytes)."""
     mode = numerics["in_use"]
     used = numerics["modes"][mode]
     return {

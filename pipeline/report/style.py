@@ -17,7 +17,7 @@ from matplotlib.ticker import ScalarFormatter  # noqa: E402
 
 from pipeline.infra import files  # noqa: E402
 from pipeline.infra.figure_layout import CrowdedFigure, layout_faults, settle  # noqa: E402
-from pipeline.infra.locale import localize, percent  # noqa: E402
+from pipeline.infra.locale import Writer, number, percent  # noqa: E402
 
 FIGURE_WORDS = Path(__file__).with_name("figure_words.yaml")
 
@@ -36,8 +36,8 @@ def figure_words():
 @dataclass(frozen=True)
 class Words:
     """A figure's words in one edition (`lang`, "en" or "es"): `w("loss.title", floor=0.514)` is the
-    edition's text of that key in figure_words.yaml, its fields filled in and its numbers written the
-    edition's way; `w.pct(0.982)` a percentage."""
+    edition's text of that key in figure_words.yaml, its fields filled in, their numbers written the
+    edition's way as they are filled in; `w.pct(0.982)` a percentage."""
 
     lang: str
 
@@ -45,7 +45,7 @@ class Words:
         table = figure_words()[self.lang]
         if key not in table:
             raise KeyError(f"{FIGURE_WORDS.name}: no {self.lang} text for {key}")
-        return localize(table[key].format(**values), self.lang)
+        return Writer(self.lang).format(table[key], **values)
 
     def plural(self, key, count):
         """The edition's [one, many] words of `key`, the one `count` (a number, or its text) calls for."""
@@ -57,30 +57,25 @@ class Words:
 
     def given(self, key, name, fallback=None):
         """The edition's words for `name` under the mapping `key` (a variant's plain name), else the
-        fallback (the name itself), numbers still the English way (see `text`)."""
+        fallback (the name itself)."""
         return figure_words()[self.lang].get(key, {}).get(name, name if fallback is None else fallback)
-
-    def text(self, text):
-        """Words written the English way (given's, which may go on into another key's fields) with
-        their numbers in the edition's way: once only, since 12.000 reads back as a decimal."""
-        return localize(text, self.lang)
 
 
 ENGLISH = Words("en")  # a figure's words where no edition is named
 
 
 class EditionTicks(ScalarFormatter):
-    """Matplotlib's own tick labels with the edition's decimal mark."""
+    """Matplotlib's own tick labels (the places it picks for the ticks shown), written the edition's
+    way."""
 
     def __init__(self, lang):
         super().__init__()
         self.lang = lang
 
     def __call__(self, x, pos=None):
-        return localize(super().__call__(x, pos), self.lang)
-
-    def get_offset(self):
-        return localize(super().get_offset(), self.lang)
+        label = super().__call__(x, pos).replace("\N{MINUS SIGN}", "-")
+        places = len(label.partition(".")[2])
+        return self.fix_minus(number(float(label), f".{places}f", self.lang)) if label else label
 
 
 def edition_ticks(fig, lang):
@@ -118,9 +113,7 @@ def grouped_bar(ax, k, groups, values, small=1, lang="en", **more):
     color = ax.bar(xs, values, width, **more).patches[0].get_facecolor()
     for x, v in [(x, v) for x, v in zip(xs, values, strict=True) if v < small]:  # NaN: no bar, no mark
         ax.plot([x - width / 2.5, x + width / 2.5], [0, 0], color=color, lw=3, clip_on=False, zorder=3)
-        ax.text(
-            x, 0, localize(f" {v:.1g}" if v else " 0", lang), ha="center", va="bottom", size=7, rotation=90
-        )
+        ax.text(x, 0, f" {number(v, '.1g', lang) if v else 0}", ha="center", va="bottom", size=7, rotation=90)
 
 
 def save(fig, path, lang="en"):
