@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from pipeline.infra.locale import Phrase
+from pipeline.infra.locale import Phrase, joined
 from pipeline.infra.outputs import by_seed, one, paired_difference, select
 from pipeline.params.study import variant_recipe
 from pipeline.report.claims import counts, load_claims
@@ -36,7 +36,7 @@ def lesson_map(by_id):
     for listing in listings:
         for printed in listing["prints"]:
             judged = [by_id[c] for c in printed["claims"] if c in by_id]  # those this run judges
-            printed["ours"] = Phrase(" · ".join(["{}"] * len(judged)), *(c.reproduced for c in judged))
+            printed["ours"] = joined(" · ", [c.reproduced for c in judged])
             printed["claims"] = [c.id for c in judged]
     return listings
 
