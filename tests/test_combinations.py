@@ -7,6 +7,13 @@ that gives the BOS a position of its own cannot hold) or one more. A combination
 produce every stage's outputs, the report included; one that cannot must be refused by the
 parameter check with one line, before any stage writes.
 
+A class the check accepts runs beside another: each run pairs a class of the lesson's model with one of
+a study variant (the variant `v` of that run's study), in the classes' order, and a lesson's model left
+without a partner keeps the softmax baseline as its study's variant. Both classes of a run go through
+every stage, the report included, as they would alone; the run's one study and one report take both,
+as a user's pipeline holds a model and its variants together. A class the check refuses is tried
+alone, so that its refusal names it.
+
 A stage whose inputs equal those of a run earlier in this test process (the values its `params:`
 list names and its input files, as DVC decides a rerun; the code is the same for every class) takes
 that run's outputs instead of running again: each class shares half its stages with others. The
@@ -17,6 +24,7 @@ the report's figures, and a study variant leaves the lesson's model's figures as
 """
 
 import hashlib
+import itertools
 import json
 import pickle
 import shutil
@@ -215,19 +223,61 @@ def figures_drawn_once(monkeypatch):
             monkeypatch.setattr(module, name, drawn_once(getattr(module, name)))
 
 
-@pytest.mark.parametrize("where, positions, attention, norm, dropout, max_len", classes())
-def test_a_combination_runs_every_stage_or_is_refused_up_front(
-    where, positions, attention, norm, dropout, max_len, tmp_path, monkeypatch, outputs_store
-):
-    values = {"positions": positions, "attention": attention, "norm": norm, "dropout": dropout}
-    values["max_len"] = max_len
-    if where == "model":
-        raw = laid_over(PARAMS_YAML, laid_over(TINY, {"model": values}))
-        raw["study"]["variants"] = {"bos_mixed": {"positions": "bos", "attention": "softmax"}}
+BASELINE = {"positions": "bos", "attention": "softmax"}  # a lesson's model's variant when none is paired
+
+
+def run_params(model_class, study_class):
+    """The tiny params of a run: a lesson's model's class under model.*, a study variant's as the variant
+    `v` (the baseline where the run has none)."""
+    raw = laid_over(PARAMS_YAML, TINY)
+    if model_class is not None:
+        _, positions, attention, norm, dropout, max_len = model_class
+        values = {"positions": positions, "attention": attention, "norm": norm, "dropout": dropout}
+        raw = laid_over(raw, {"model": {**values, "max_len": max_len}})
+    if study_class is None:
+        raw["study"]["variants"] = {"bos_mixed": dict(BASELINE)}
     else:
-        raw = laid_over(PARAMS_YAML, TINY)
-        model = {k: values[k] for k in ("norm", "dropout", "max_len")}
+        _, positions, attention, norm, dropout, max_len = study_class
+        model = {"norm": norm, "dropout": dropout, "max_len": max_len}
         raw["study"]["variants"] = {"v": {"positions": positions, "attention": attention, "model": model}}
+    return raw
+
+
+def alone(cls):
+    """A class's run without a partner, as (model's class, study's class)."""
+    return (cls, None) if cls[0] == "model" else (None, cls)
+
+
+def accepted(cls):
+    try:
+        parse_params(run_params(*alone(cls)))
+    except ConfigError:
+        return False
+    return True
+
+
+def runs():
+    """(model's class, study's class) of each run: every class the parameter check refuses alone, and
+    those it accepts paired, the lesson's model's and the study variant's in the classes' order, a
+    class left over alone (see the docstring)."""
+    every = classes()
+    refused = [alone(c) for c in every if not accepted(c)]
+    models, studies = ([c for c in every if c[0] == where and accepted(c)] for where in ("model", "study"))
+    return list(itertools.zip_longest(models, studies)) + refused
+
+
+def run_id(run):
+    return "+".join("-".join(str(v) for v in cls) for cls in run if cls is not None)
+
+
+RUNS = runs()
+
+
+@pytest.mark.parametrize("model_class, study_class", RUNS, ids=map(run_id, RUNS))
+def test_a_combination_runs_every_stage_or_is_refused_up_front(
+    model_class, study_class, tmp_path, monkeypatch, outputs_store
+):
+    raw = run_params(model_class, study_class)
     copy_outputs(RECORDS, ROOT, tmp_path)
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
@@ -235,7 +285,10 @@ def test_a_combination_runs_every_stage_or_is_refused_up_front(
     try:
         parse_params(raw)
     except ConfigError as refused:
-        message, reason = str(refused), refusal(positions, attention)
+        classes_run = [c for c in (model_class, study_class) if c is not None]
+        assert len(classes_run) == 1, f"two classes accepted alone are refused together: {refused}"
+        (_, positions, attention, _, _, max_len), message = classes_run[0], str(refused)
+        reason = refusal(positions, attention)
         assert "\n" not in message and reason in message, message
         assert reason != "max_len" or max_len == LONGEST, f"refused with room to spare: {message}"
         with pytest.raises(AssertionError, match="exited 2"):  # the first stage stops before writing
