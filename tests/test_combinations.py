@@ -273,6 +273,16 @@ def run_id(run):
 RUNS = runs()
 
 
+def test_the_runs_hold_every_class_once_and_pair_only_accepted_ones():
+    held = [c for run in RUNS for c in run if c is not None]
+    assert sorted(held) == sorted(classes())
+    for model_class, study_class in RUNS:
+        assert model_class is None or model_class[0] == "model"
+        assert study_class is None or study_class[0] == "study"
+        if model_class is not None and study_class is not None:
+            assert accepted(model_class) and accepted(study_class)
+
+
 @pytest.mark.parametrize("model_class, study_class", RUNS, ids=map(run_id, RUNS))
 def test_a_combination_runs_every_stage_or_is_refused_up_front(
     model_class, study_class, tmp_path, monkeypatch, outputs_store
