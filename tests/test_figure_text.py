@@ -3,12 +3,14 @@ canvas, no legend stands over a data point, and no more than a third of the canv
 (pipeline/infra/figure_layout.py's `layout_faults`, which `save` runs on every figure it writes); and each
 of those faults, drawn on purpose, is caught."""
 
+import json
 from pathlib import Path
 
 import pytest
 
 from pipeline.infra.figure_layout import CrowdedFigure, layout_faults
 from pipeline.params.load import load_params
+from pipeline.report import study_figures
 from pipeline.report.claims import evaluate, load_claims
 from pipeline.report.quantities import quantities
 from pipeline.report.report import EDITIONS, draw_edition, lesson_values, read_metrics
@@ -95,3 +97,21 @@ def test_tick_labels_of_one_axis_are_not_held_against_each_other_but_against_the
     ax.set_xlabel("x", labelpad=-12)  # the axis label pulled onto its tick labels
     assert any("x label 'x' overlaps" in f and "tick label" in f for f in layout_faults(fig))
     plt.close(fig)
+
+
+@pytest.mark.parametrize("kept", [["8"], ["8", "20"]])
+def test_the_diagnosis_figures_read_cleanly_at_any_number_of_diagnosis_lengths(kept, tmp_path):
+    """study.diagnosis_lengths may name one length: the committed diagnosis cut to `kept` still draws
+    every figure that reads it, in each edition, without a fault (one length lays the models side by
+    side rather than in one narrow column)."""
+    diagnosis = json.loads((ROOT / "metrics/study/diagnosis.json").read_text())
+    diagnosis["lengths"] = {n: d for n, d in diagnosis["lengths"].items() if n in kept}
+    diagnosis["variants"] = {
+        v: {n: d for n, d in by_length.items() if n in kept} for v, by_length in diagnosis["variants"].items()
+    }
+    cut = tmp_path / "diagnosis.json"
+    cut.write_text(json.dumps(diagnosis))
+    for lang in EDITIONS:
+        for plot in (study_figures.plot_study_attention, study_figures.plot_study_diagnosis):
+            plot(cut, tmp_path / f"{plot.__name__}_{lang}.png", Words(lang))
+    assert len(list(tmp_path.glob("*.png"))) == 2 * len(EDITIONS)

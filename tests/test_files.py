@@ -6,7 +6,7 @@ import stat
 import pytest
 
 from pipeline.infra import files
-from pipeline.infra import workers as pool
+from pipeline.infra import workers as worker_setup
 
 
 def test_staged_folders_move_into_place_together_or_not_at_all(tmp_path):
@@ -33,5 +33,5 @@ def test_staged_folders_move_into_place_together_or_not_at_all(tmp_path):
 def test_seed_workers_fill_every_round_on_two_cores(monkeypatch, seeds, workers):
     """At most two processes per core, as few rounds as that allows, no round left with a lone seed:
     five seeds run 3 then 2 (2.5 seed-times on two cores), not 4 then 1 (3)."""
-    monkeypatch.setattr(pool.os, "cpu_count", lambda: 2)
-    assert pool.seed_workers([()] * seeds) == workers
+    monkeypatch.setattr(worker_setup.os, "cpu_count", lambda: 2)
+    assert worker_setup.seed_workers([()] * seeds) == workers

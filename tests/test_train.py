@@ -14,8 +14,7 @@ from pipeline.core.loop import FAR_ABOVE, RUNNING_WINDOW, build_optimizer, check
 from pipeline.core.loss import smoothed_loss
 from pipeline.core.resume import resume_for_seeds
 from pipeline.core.train import loss_summary
-from pipeline.infra import files
-from pipeline.infra import workers as pool
+from pipeline.infra import files, pool
 from pipeline.infra.errors import DataError, TrainingDiverged
 from pipeline.infra.workers import set_up_worker
 from pipeline.model.checkpoint import check_fits, load_checkpoint, save_checkpoint

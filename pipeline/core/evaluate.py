@@ -20,7 +20,8 @@ from pipeline.core.decoding import (
 from pipeline.core.seed_axis import ModelsTogether, seed_groups
 from pipeline.infra.errors import DataError
 from pipeline.infra.outputs import by_seed, csv_text, spread
-from pipeline.infra.workers import run_jobs, seed_processes, set_up_worker
+from pipeline.infra.pool import run_jobs
+from pipeline.infra.workers import seed_processes, set_up_worker
 from pipeline.model.checkpoint import check_fits, checkpoint_path, load_checkpoint
 from pipeline.model.hooks import attention_weights
 from pipeline.model.reference import holds_reference, reference_gap

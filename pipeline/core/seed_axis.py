@@ -47,6 +47,12 @@ class _Loss(nn.Module):
         return self.loss_of(self.model, Batch(src, tgt_in, target, src_mask, lengths), self.label_smoothing)
 
 
+def first_seeds_batch(batch):
+    """The Batch of the first seed of (src, tgt_in, target, src_mask, lengths), each with its seed
+    axis (src_mask None where there is none)."""
+    return Batch(*(None if x is None else x[0] for x in batch))
+
+
 class SeedStack:
     """The models of `seeds`, each built by `build_model(config)` under torch.manual_seed(seed), their
     weights stacked on a leading seed axis (`weights`, name -> (S, *shape)); each seed's generator
@@ -55,6 +61,7 @@ class SeedStack:
 
     def __init__(self, build_model, config, seeds, device="cpu"):
         self.seeds, self.models, self.generators = list(seeds), [], []
+        self.lone = len(self.seeds) == 1  # one seed steps its model directly, without vmap
         for seed in self.seeds:
             torch.manual_seed(seed)  # initial weights, then the seed's own draws
             self.models.append(build_model(config).to(device).train())
@@ -67,7 +74,7 @@ class SeedStack:
         named = [dict(m.named_parameters()) for m in self.models]
         self.weights = (
             named[0]
-            if len(self.seeds) == 1
+            if self.lone
             else {name: nn.Parameter(torch.stack([n[name].detach() for n in named])) for name in named[0]}
         )
 
@@ -78,7 +85,7 @@ class SeedStack:
         """(weights, numbers, src, tgt_in, target, src_mask, lengths) -> each seed's loss (S,), every
         input with its seed axis first (`masked`: whether src_mask is a tensor or None); `numbers`
         are each seed's random numbers for the step (pipeline.model.draws)."""
-        if len(self.seeds) == 1:
+        if self.lone:
             return self.lone_loss(loss_of, label_smoothing)
         module = _Loss(self.models[0], loss_of, label_smoothing)
 
@@ -95,24 +102,21 @@ class SeedStack:
 
         def lone(_weights, numbers, *batch):
             with draws.from_block(numbers[0]):
-                return loss_of(model, Batch(*(None if x is None else x[0] for x in batch)), label_smoothing)[
-                    None
-                ]
+                return loss_of(model, first_seeds_batch(batch), label_smoothing)[None]
 
         return lone
 
     def numbers_drawn(self, loss_of, label_smoothing, batch):
         """How many random numbers one seed's step draws on `batch` (src, tgt_in, target, src_mask,
         lengths, each with its seed axis): one step of the first model, its draws counted."""
-        one = [None if x is None else x[0] for x in batch]
         with torch.no_grad(), draws.counting() as count:
-            loss_of(self.models[0], Batch(*one), label_smoothing)
+            loss_of(self.models[0], first_seeds_batch(batch), label_smoothing)
         return count.used
 
     def unstacked(self):
         """Each seed's model holding its trained weights, in its own storage (once the optimiser has
         let them go: a lone seed's model holds them already)."""
-        if len(self.seeds) == 1:
+        if self.lone:
             return self.models
         for i, model in enumerate(self.models):
             for name, w in model.named_parameters():

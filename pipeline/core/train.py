@@ -18,7 +18,8 @@ from pipeline.core.resume import resume_for_seeds
 from pipeline.core.seed_axis import seed_groups
 from pipeline.infra import files
 from pipeline.infra.outputs import spread
-from pipeline.infra.workers import run_jobs, seed_processes, set_up_worker
+from pipeline.infra.pool import run_jobs
+from pipeline.infra.workers import seed_processes, set_up_worker
 from pipeline.model.checkpoint import checkpoint_path, save_checkpoint
 from pipeline.params.rules import as_dict
 from pipeline.params.sections import TrainParams

@@ -1,27 +1,11 @@
-"""Where and how the work runs: the one process pool (jobs side by side in worker processes, all
-stopped at once on error), and the device and set-up of every worker."""
+"""Where the work runs: the device, how many processes train seeds, and the set-up of every worker
+(the process pool itself: pipeline/infra/pool.py)."""
 
-import multiprocessing
 import os
-import signal
-import sys
 
 import torch
 
 from pipeline.infra.errors import ConfigError
-
-# Forked workers start with the parent's imports, where a spawned one pays torch's import again (about
-# 2.5 s a worker on these machines). Each worker computes on one thread (set_up_worker), as
-# DataLoader's forked workers do. macOS and Windows do not fork safely: they spawn. Either way a
-# worker computes the same bytes (tests/test_train.py holds the stage's bytes).
-START = "fork" if sys.platform == "linux" else "spawn"
-
-
-def worker_signals():
-    """Pool workers leave Ctrl-C to the parent, which terminates them all at once, and die quietly on
-    that SIGTERM (a forked worker would otherwise keep the stage's handler, which raises)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def seed_workers(jobs):
@@ -38,33 +22,6 @@ def seed_processes(device_name="cpu"):
     split between them (pipeline.core.seed_axis.seed_groups); a seed's bytes do not depend on its
     group. On a GPU one process trains every seed, so that the device runs one step for all."""
     return 1 if resolve_device(device_name) != "cpu" else os.cpu_count() or 1
-
-
-def run_jobs(function, jobs, workers=None, on_result=None):
-    """`function(*args)` for each args of `jobs`, `workers` at a time (default: one per core) in
-    worker processes; results in the order of `jobs`. One worker runs them in this process.
-    `on_result(index, result)` sees each result as soon as it and those before it are done (to save
-    long work as it goes)."""
-    workers = workers or max(1, min(len(jobs), os.cpu_count() or 1))
-    on_result = on_result or (lambda index, result: None)
-    if workers == 1:
-        results = []
-        for index, args in enumerate(jobs):
-            results.append(function(*args))
-            on_result(index, results[-1])
-        return results
-    pool = multiprocessing.get_context(START).Pool(workers, initializer=worker_signals)
-    try:
-        handles = [pool.apply_async(function, args) for args in jobs]
-        results = []
-        for index, handle in enumerate(handles):
-            results.append(handle.get())
-            on_result(index, results[-1])
-        pool.close()
-        return results
-    finally:
-        pool.terminate()  # on error or interrupt, stop every worker now rather than wait
-        pool.join()
 
 
 def resolve_device(name):

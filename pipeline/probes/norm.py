@@ -18,7 +18,8 @@ from pipeline.core.decoding import accuracy_by_length
 from pipeline.core.loop import train
 from pipeline.core.seed_axis import seed_groups
 from pipeline.infra.outputs import paired_difference
-from pipeline.infra.workers import run_jobs, seed_processes, set_up_worker
+from pipeline.infra.pool import run_jobs
+from pipeline.infra.workers import seed_processes, set_up_worker
 from pipeline.model.checkpoint import checkpoint_path, load_checkpoint
 from pipeline.params.model import ModelConfig
 from pipeline.params.sections import TrainParams

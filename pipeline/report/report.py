@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pipeline.infra import files
 from pipeline.infra.outputs import read_table, stage_outputs
+from pipeline.infra.pool import run_jobs
 from pipeline.report import figures, study_figures
 from pipeline.report.claims import claims_csv, counts, evaluate, load_claims
 from pipeline.report.context import report_context
@@ -105,10 +106,14 @@ EDITIONS = ("en", "es")  # every figure is drawn once per edition, into figures/
 def draw_figures(params: ReportParams, m, claims, losses, out, metrics_dir):
     """Draw every figure of every edition into the directory `out` (`out/en`, `out/es`); `m`: each
     stage's metrics by stage name, read from `metrics_dir`; `claims`: the judged claims; `losses`:
-    every seed's loss, step by step."""
+    every seed's loss, step by step. The editions are drawn side by side, one process each: drawing
+    is most of the stage's time, and an edition's figures depend on nothing the other draws."""
     lesson = {"losses": lesson_values("l10-loss-", ""), "table": lesson_values("l10-length-", "-seq")}
-    for lang in EDITIONS:
-        draw_edition(params, m, claims, losses, lesson, Path(out) / lang, Path(metrics_dir), Words(lang))
+    jobs = [
+        (params, m, claims, losses, lesson, Path(out) / lang, Path(metrics_dir), Words(lang))
+        for lang in EDITIONS
+    ]
+    run_jobs(draw_edition, jobs)
 
 
 def draw_edition(params: ReportParams, m, claims, losses, lesson, out, saved, w):

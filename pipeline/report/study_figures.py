@@ -140,11 +140,15 @@ def plot_study_attention(diagnosis_path, path, w=ENGLISH, variants_shown=3):
     panels = {"pipeline": diag["lengths"], **{v: variants[v] for v in best[:variants_shown]}}
     lengths = sorted(int(n) for n in diag["lengths"])
     vmax = max(np.max(d[str(n)]["attention_by_rank"]) for d in panels.values() for n in lengths)
-    rows, cols = len(panels), len(lengths)
+    # a row a model, a column a length; one length alone lays the models side by side instead, so that
+    # the title and the legend do not stand over a lone narrow column of panels
+    across = len(lengths) == 1
+    rows, cols = (1, len(panels)) if across else (len(panels), len(lengths))
     size = (3.3 * cols, 3.3 * rows + 0.6)
-    fig, axes = plt.subplots(rows, cols, figsize=size, squeeze=False, layout="constrained")
+    fig, grid = plt.subplots(rows, cols, figsize=size, squeeze=False, layout="constrained")
+    axes = grid.T if across else grid  # axes[model][length] either way
     for i, (row, (name, d)) in enumerate(zip(axes, panels.items(), strict=True)):
-        for ax, n in zip(row, lengths, strict=True):
+        for j, (ax, n) in enumerate(zip(row, lengths, strict=True)):
             weights = np.array(d[str(n)]["attention_by_rank"])  # (steps, ranks)
             image = ax.imshow(weights, cmap="viridis", vmin=0, vmax=vmax, aspect="auto")
             steps = np.arange(n)
@@ -157,9 +161,9 @@ def plot_study_attention(diagnosis_path, path, w=ENGLISH, variants_shown=3):
             ax.set(xlim=(-0.5, n - 0.5), ylim=(n - 0.5, -0.5))
             ax.grid(False)
             ax.locator_params(integer=True)  # ranks and steps are whole numbers
-            if i == rows - 1:  # once a column, under its last panel
+            if across or i == len(panels) - 1:  # once a column, under its last panel
                 ax.set_xlabel(w("attention.x"), fontsize=8)
-            if n == lengths[0]:
+            if (i if across else j) == 0:  # once a row, beside its first panel
                 ax.set_ylabel(w("decoding_step"))
     dark = {"facecolor": plt.cm.viridis(0.0), "labelcolor": "white"}  # the white line shows on the map's dark
     fig.legend(

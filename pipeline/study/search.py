@@ -24,7 +24,8 @@ from pipeline.core.loop import FAR_ABOVE, RUNNING_WINDOW
 from pipeline.core.seed_axis import seed_groups
 from pipeline.infra import files
 from pipeline.infra.errors import ConfigError, TrainingDiverged
-from pipeline.infra.workers import run_jobs, seed_processes
+from pipeline.infra.pool import run_jobs
+from pipeline.infra.workers import seed_processes
 from pipeline.params.rules import as_dict
 from pipeline.params.study import StudyParams, variant_recipe, with_variant
 from pipeline.study.bar import bar_standing, recipe_of, study_seeds

@@ -21,7 +21,8 @@ import numpy as np
 from pipeline.core.data import load_npz, row_keys
 from pipeline.infra.errors import PipelineError
 from pipeline.infra.outputs import csv_text, spread
-from pipeline.infra.workers import resolve_device, run_jobs, set_up_worker
+from pipeline.infra.pool import run_jobs
+from pipeline.infra.workers import resolve_device, set_up_worker
 from pipeline.model.checkpoint import checkpoint_path, load_checkpoint
 from pipeline.params.model import longest_source
 from pipeline.params.study import StudyParams, variant_recipe

@@ -23,7 +23,8 @@ from pipeline.core.loop import train
 from pipeline.core.loss import training_loss
 from pipeline.core.seed_axis import seed_groups
 from pipeline.core.train import save_trained
-from pipeline.infra.workers import run_jobs, seed_processes, set_up_worker
+from pipeline.infra.pool import run_jobs
+from pipeline.infra.workers import seed_processes, set_up_worker
 from pipeline.model.positions import Randomized
 from pipeline.model.transformer import Transformer
 from pipeline.params.model import longest_source
