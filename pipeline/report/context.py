@@ -95,7 +95,8 @@ def clock(lesson_model, trained):
     would give; the lengths where the measured pace is under that, and whether the pace errs on the
     clock's side (under 1 below the trained length, over 1 above it)."""
     rates = {
-        int(n): {"measured": x["rank_speed"], "clock": int(n) / trained} for n, x in lesson_model.items()
+        int(n): {"measured": x["rank_speed"], "clock": int(n) / trained, "attention": x["attention_speed"]}
+        for n, x in lesson_model.items()
     }
     other = [n for n in rates if n != trained]
     return {

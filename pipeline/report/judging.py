@@ -128,10 +128,16 @@ def judge_rounding(ref):
     for dtype in EPSILON:
         bounds = [rounding_bound(dtype, scale, ref["dot_length"]) for scale in ref[f"logit_max_{dtype}"]]
         diffs = ref[f"max_diff_{dtype}"]
-        worst = max(worst, *(d / b for d, b in zip(diffs, bounds, strict=True)))
-        shown.append(Phrase("{} {:.1e} (bound {:.1e})", dtype, max(diffs), min(bounds)))
+        shares = [d / b for d, b in zip(diffs, bounds, strict=True)]
+        nearest = shares.index(max(shares))  # a difference is shown beside its own seed's bound
+        worst = max(worst, shares[nearest])
+        shown.append(Phrase("{} {:.1e} (its bound {:.1e})", dtype, diffs[nearest], bounds[nearest]))
     return dict(
-        reproduced=Phrase("{}: the worst seed at {:.2f} of its bound", joined("; ", shown), worst),
+        reproduced=Phrase(
+            "{}, for each type the seed nearest its bound: at most {:.2f} times its bound",
+            joined("; ", shown),
+            worst,
+        ),
         tolerance=Phrase("each seed's max |logit difference| <= epsilon x max |logit| x d_ff"),
         status=outcome(worst <= 1),
     )

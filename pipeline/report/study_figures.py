@@ -107,13 +107,16 @@ def plot_study_diagnosis(diagnosis_path, path, w=ENGLISH):
     fig, (ranks, hits, fails) = plt.subplots(1, 3, figsize=(15.5, 4.4))
     for n, color in zip(lengths, plt.cm.viridis(np.linspace(0, 0.9, len(lengths))), strict=True):
         steps, at = np.arange(n), d[str(n)]
-        ranks.plot(steps, at["emitted_rank"], "o-", color=color, ms=3, label=w("diagnosis.length", n=n))
+        pace = w(
+            "diagnosis.length", n=n, pace=at["rank_speed"], ref=ref, clock=n / ref
+        )  # against a clock set to ref
+        ranks.plot(steps, at["emitted_rank"], "o-", color=color, ms=3, label=pace)
         ranks.plot(steps, at["correct_rank"], ":", color=color, lw=1)
         hits.plot(steps, 100 * np.array(at["acc_by_position"]), "o-", color=color, ms=3, label=f"{n}")
     ranks.plot([], [], ":", color="grey", label=w("diagnosis.correct"))
     ranks.set_title(w("diagnosis.ranks_title", ref=ref), fontsize=10)
     ranks.set(xlabel=w("decoding_step"), ylabel=w("diagnosis.ranks_y"))
-    legend_centred(ranks, -0.2, ncol=3)
+    legend_centred(ranks, -0.2, ncol=2)
     hits.set(title=w("diagnosis.hits_title"), xlabel=w("diagnosis.hits_x"))
     hits.set(ylabel=w("diagnosis.hits_y"), ylim=(-2, 102))
     legend_centred(hits, -0.2, ncol=3, title=w("diagnosis.hits_legend"))
