@@ -20,7 +20,6 @@ from pipeline.numerics.fingerprint import operation_entries
 from pipeline.numerics.record import differing
 from pipeline.params import lesson
 from pipeline.params.load import Params, parse_params
-from pipeline.report.inputs import ReportParams
 from tests.tiny_clone import build_in_background, reproduced_copy
 
 torch.set_num_threads(1)  # tiny models run fastest on one thread, and the suite shares the machine
@@ -65,18 +64,6 @@ def model_config(**changes):
 def data_params(**changes):
     """params.yaml's data section with some values changed (tuples as given)."""
     return dataclasses.replace(parse_params(PARAMS_YAML).data, **changes)
-
-
-def report_params(params: Params):
-    """What the report stage hands the report of `params` (pipeline/stages/report.py)."""
-    return ReportParams(
-        data=params.data,
-        model=params.model,
-        train=params.train,
-        norm_count=params.norm.count,
-        probe_depths=params.probe.depths,
-        study=params.study,
-    )
 
 
 @pytest.fixture

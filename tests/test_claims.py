@@ -22,8 +22,9 @@ from pipeline.report.claims import (
 )
 from pipeline.report.judging import prediction_band, t_975
 from pipeline.report.quantities import Measured, shorter_failure, shorter_untrained
+from pipeline.stages.report import report_params
 from pipeline.tools.sort import parse_digits
-from tests.conftest import report_params, tiny_params
+from tests.conftest import tiny_params
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRIES = load_claims()

@@ -15,7 +15,7 @@ from pipeline.report.claims import evaluate, load_claims
 from pipeline.report.quantities import quantities
 from pipeline.report.report import EDITIONS, draw_edition, lesson_values, read_metrics
 from pipeline.report.style import Words, plt, save
-from tests.conftest import report_params
+from pipeline.stages.report import report_params
 
 ROOT = Path(__file__).resolve().parents[1]
 

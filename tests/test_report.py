@@ -23,7 +23,7 @@ from pipeline.report.quantities import quantities
 from pipeline.report.report import environment, read_metrics
 from pipeline.report.study_figures import lengths_at_the_bar, rung_title
 from pipeline.report.style import Words
-from tests.conftest import report_params
+from pipeline.stages.report import report_params
 
 ROOT = Path(__file__).resolve().parents[1]
 

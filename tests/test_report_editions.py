@@ -23,7 +23,7 @@ from pipeline.report.context import report_context
 from pipeline.report.pages import catalogue, render
 from pipeline.report.quantities import quantities
 from pipeline.report.report import environment, read_metrics
-from tests.conftest import report_params
+from pipeline.stages.report import report_params
 
 ROOT = Path(__file__).resolve().parents[1]
 # What holds no number of the page's to compare: beside what holds no prose (code, link targets,

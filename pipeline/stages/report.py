@@ -9,16 +9,13 @@ A thin entry point that reads inputs and writes outputs; the work is in pipeline
 import time
 
 from pipeline.infra.entry import record_run, stage_entry, stage_paths
-from pipeline.params.load import load_params
+from pipeline.params.load import Params, load_params
 from pipeline.report.report import ReportParams, write_report
 
 
-@stage_entry
-def main():
-    args = stage_paths(__doc__, "metrics", "reports")
-    start = time.perf_counter()
-    params = load_params()
-    reads = ReportParams(
+def report_params(params: Params) -> ReportParams:
+    """What the report reads of params.yaml (`params`, checked whole); the tests build it here too."""
+    return ReportParams(
         data=params.data,
         model=params.model,
         train=params.train,
@@ -26,7 +23,13 @@ def main():
         probe_depths=params.probe.depths,
         study=params.study,
     )
-    claims, tally, pages = write_report(reads, args.metrics, args.reports)
+
+
+@stage_entry
+def main():
+    args = stage_paths(__doc__, "metrics", "reports")
+    start = time.perf_counter()
+    claims, tally, pages = write_report(report_params(load_params()), args.metrics, args.reports)
     record_run("report", time.perf_counter() - start)
     failed = [c.id for c in claims if c.status == "fail"]
     print(
