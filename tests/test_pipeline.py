@@ -110,6 +110,21 @@ def test_second_repro_checks_the_numerics_and_has_nothing_else_to_do(reproduced_
     assert "always changed" in status and "modified" not in status and "changed deps" not in status
 
 
+LESSON_STAGES = ("data", "architecture", "train", "evaluate", "norm", "probe")
+
+
+def test_an_edit_to_the_study_alone_reruns_none_of_the_lessons_stages(reproduced_clone):
+    """A study-only rule (pipeline/params/study.py) and a study-only module (pipeline/study/) edited:
+    `dvc status` names the study's stages and none of the lesson's."""
+    repo, _ = reproduced_clone
+    for module in ("pipeline/params/study.py", "pipeline/study/bar.py"):
+        with open(repo / module, "a") as edited:
+            edited.write("\n# an edit\n")
+    stale = set(re.findall(r"^(\S+):", run(["dvc", "status"], repo).stdout, re.M))
+    assert "study" in stale and any(s.startswith("variant@") for s in stale), stale
+    assert not stale & set(LESSON_STAGES), stale
+
+
 def test_the_headline_metrics_fit_one_screen(reproduced_clone):
     """`dvc exp show` lists the headline files' keys only: a few dozen a person compares."""
     repo, _ = reproduced_clone

@@ -21,14 +21,17 @@ from pipeline.infra.errors import PipelineError
 RUNS_DIR = Path("runs")
 
 
-def stage_paths(doc, *names, positional=()):
-    """Parse `--<name> PATH` for each of `names` (all required) and the `positional` words first;
-    `doc` is the stage's docstring, whose first line is the help."""
+def stage_paths(doc, *names, positional=(), flags=None):
+    """Parse `--<name> PATH` for each of `names` (all required), the `positional` words first, and
+    each switch of `flags` ({name: its help}); `doc` is the stage's docstring, whose first line is
+    the help."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     for word in positional:
         parser.add_argument(word)
     for name in names:
         parser.add_argument(f"--{name}", type=Path, required=True, metavar="PATH")
+    for name, meaning in (flags or {}).items():
+        parser.add_argument(f"--{name}", action="store_true", help=meaning)
     return parser.parse_args()
 
 

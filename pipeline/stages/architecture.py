@@ -9,7 +9,7 @@ import time
 
 from pipeline.infra.entry import record_run, stage_entry, stage_paths
 from pipeline.infra.outputs import headline_of, write_outputs
-from pipeline.params.load import load_params
+from pipeline.params.lesson_load import load_lesson_params
 from pipeline.probes.architecture import HEADLINE, heads_table, measure_configured
 
 
@@ -17,7 +17,7 @@ from pipeline.probes.architecture import HEADLINE, heads_table, measure_configur
 def main():
     args = stage_paths(__doc__, "metrics")
     start = time.perf_counter()
-    params = load_params()
+    params = load_lesson_params()
     metrics = measure_configured(params.model)
     by_heads = heads_table(metrics)
     tables = {"by_heads.csv": (by_heads, ["heads", "attention_params", "attention_mults"])}

@@ -7,30 +7,24 @@ writes metrics/benchmark.json and metrics/benchmark/*.csv. A thin entry point th
 writes outputs; the work is in pipeline/tools/benchmark/.
 """
 
-import argparse
 import time
-from pathlib import Path
 
-from pipeline.infra.entry import stage_entry
+from pipeline.infra.entry import record_run, stage_entry, stage_paths
 from pipeline.params.load import load_params
 from pipeline.tools.benchmark.suite import run, write_results
 
 
 @stage_entry
-def main(argv=None):
-    parser = argparse.ArgumentParser(
-        prog="python -m pipeline.stages.benchmark", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument("--metrics", type=Path, required=True, metavar="PATH", help="metrics/benchmark.json")
-    parser.add_argument("--quick", action="store_true", help="a smoke run: few steps, small batches")
-    args = parser.parse_args(argv)
-    params = load_params()
+def main():
+    args = stage_paths(__doc__, "metrics", flags={"quick": "a smoke run: few steps, small batches"})
     start = time.perf_counter()
+    params = load_params()
     length = params.data.train_lengths[0]
     metrics, tables = run(params.model, params.train, length, params.evaluate, params.study, args.quick)
-    metrics["seconds"] = time.perf_counter() - start
+    metrics["seconds"] = time.perf_counter() - start  # the measurement's own length, kept with it
     write_results(metrics, tables, args.metrics)
-    print(f"wrote {args.metrics} and {args.metrics.with_suffix('')}/ in {metrics['seconds']:.0f} s")
+    print(f"wrote {args.metrics} and {args.metrics.with_suffix('')}/")
+    record_run("benchmark", metrics["seconds"])
 
 
 if __name__ == "__main__":

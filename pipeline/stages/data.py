@@ -11,14 +11,14 @@ from pipeline.core.data import BY_LENGTH, HEADLINE, make_datasets
 from pipeline.infra import files
 from pipeline.infra.entry import record_run, stage_entry, stage_paths
 from pipeline.infra.outputs import headline_of, write_outputs
-from pipeline.params.load import load_params
+from pipeline.params.lesson_load import load_lesson_params
 
 
 @stage_entry
 def main():
     args = stage_paths(__doc__, "train", "test", "metrics")
     start = time.perf_counter()
-    params = load_params()
+    params = load_lesson_params()
     data = params.data
     train, test, stats = make_datasets(data)
     files.write_npz(args.train, **train)

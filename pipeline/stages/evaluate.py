@@ -12,14 +12,14 @@ from pipeline.core.data import load_npz
 from pipeline.core.evaluate import evaluate_seeds, headline, length_table, print_length_table
 from pipeline.infra.entry import record_run, stage_entry, stage_paths
 from pipeline.infra.outputs import write_outputs
-from pipeline.params.load import load_params
+from pipeline.params.lesson_load import load_lesson_params
 
 
 @stage_entry
 def main():
     args = stage_paths(__doc__, "models", "test", "metrics")
     start = time.perf_counter()
-    params = load_params()
+    params = load_lesson_params()
     lengths, seeds = params.data.test_lengths, params.train.seeds
     test = load_npz(args.test, [f"{k}_{n}" for n in lengths for k in ("source", "target")])
     tables, by_length, example = evaluate_seeds(

@@ -11,7 +11,7 @@ import time
 
 from pipeline.infra.entry import record_run, stage_entry, stage_paths
 from pipeline.infra.outputs import headline_of, write_outputs
-from pipeline.params.load import load_params
+from pipeline.params.lesson_load import load_lesson_params
 from pipeline.probes.norm import COLUMNS, HEADLINE, compare_norms
 
 
@@ -19,7 +19,7 @@ from pipeline.probes.norm import COLUMNS, HEADLINE, compare_norms
 def main():
     args = stage_paths(__doc__, "train", "test", "models", "metrics")
     start = time.perf_counter()
-    params = load_params()
+    params = load_lesson_params()
     seeds = params.train.seeds[: params.norm.count]  # the first few: a difference this large needs no more
     rows, metrics = compare_norms(
         params.model,

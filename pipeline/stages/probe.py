@@ -12,7 +12,7 @@ import torch
 
 from pipeline.infra.entry import record_run, stage_entry, stage_paths
 from pipeline.infra.outputs import headline_of, write_outputs
-from pipeline.params.load import load_params
+from pipeline.params.lesson_load import load_lesson_params
 from pipeline.probes.probe import HEADLINE, run_probes
 
 
@@ -20,7 +20,7 @@ from pipeline.probes.probe import HEADLINE, run_probes
 def main():
     args = stage_paths(__doc__, "models", "test", "metrics")
     start = time.perf_counter()
-    params = load_params()
+    params = load_lesson_params()
     torch.set_num_threads(1)  # the same bytes on any machine
     seed, length = params.train.seeds[0], params.data.train_lengths[0]
     metrics, tables = run_probes(params.probe, seed, length, args.models, args.test)

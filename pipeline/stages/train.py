@@ -15,13 +15,13 @@ from pipeline.core.train import loss_headline, train_seeds
 from pipeline.infra import files
 from pipeline.infra.entry import record_run, stage_entry, stage_paths
 from pipeline.infra.outputs import stage_outputs
-from pipeline.params.load import load_params
+from pipeline.params.lesson_load import load_lesson_params
 
 
 @stage_entry
 def main():
     args = stage_paths(__doc__, "data", "models", "metrics")
-    params = load_params()
+    params = load_lesson_params()
     start = time.perf_counter()
     with stage_outputs(args.metrics, args.models) as out:  # the detail: each seed's step log
         (models,) = out.folders
