@@ -115,13 +115,13 @@ def plot_gradient_depth(grad_path, path, w=ENGLISH):
         ax.plot(range(len(rows)), values, "o-" if trained else "s--", color=NORM_COLORS[norm], label=label)
     for norm, x in (("post", len(rows) - 0.6), ("pre", len(rows) - 0.3)):  # the report's ratios
         v, color = [float(r[f"{norm}_init"]) for r in rows], NORM_COLORS[norm]
-        encoder, decoder = ([g for g, r in zip(v, rows, strict=True) if r["stack"] == s] for s in STACKS)
-        if not (v[-1] and min(encoder) and min(decoder)):  # a gradient stopped dead (gates shut exactly)
+        stacks = {s: [g for g, r in zip(v, rows, strict=True) if r["stack"] == s] for s in STACKS}
+        if not (v[-1] and all(min(g) for g in stacks.values())):  # a gradient stopped dead (gates shut)
             continue
         ax.hlines(v[0], 0, x, color=color, ls=":", lw=0.8)  # the bottom's level, carried to the top's
         ax.annotate("", (x, v[0]), (x, v[-1]), arrowprops={"arrowstyle": "<->", "color": color})
         # each stack's spread beside the whole ratio: where both stacks are flat, the drop is the crossing
-        spreads = {"encoder": max(encoder) / min(encoder), "decoder": max(decoder) / min(decoder)}
+        spreads = {s: max(g) / min(g) for s, g in stacks.items()}
         ratios = w("gradient.ratios", norm=norm, bottom=v[0] / v[-1], **spreads)
         # beside the axis in its colour: post-norm's at the top, pre-norm's at the bottom, never on each other
         y, va = (0.98, "top") if norm == "post" else (0.02, "bottom")
@@ -264,9 +264,8 @@ def draw_train_step(ax, rows, m, w):
         note = w("speed.ms_against", ms=value, times=value / median[0]) if i else w("speed.ms", ms=value)
         ax.text(value + high[i], i, "  " + note, va="center", fontsize=8)
     ax.set_title(w("speed.step_title", times=m["train_step_speedup"]))
-    ax.set(
-        xlabel=w("speed.step_x"), xlim=(0, max(median) * 1.9)
-    )  # room for the longest label, in either language
+    # room right of the longest bar for its label, in either language
+    ax.set(xlabel=w("speed.step_x"), xlim=(0, max(median) * 1.9))
 
 
 def draw_decoding(ax, rows, m, w):

@@ -107,9 +107,8 @@ def plot_study_diagnosis(diagnosis_path, path, w=ENGLISH):
     fig, (ranks, hits, fails) = plt.subplots(1, 3, figsize=(15.5, 4.4))
     for n, color in zip(lengths, plt.cm.viridis(np.linspace(0, 0.9, len(lengths))), strict=True):
         steps, at = np.arange(n), d[str(n)]
-        pace = w(
-            "diagnosis.length", n=n, pace=at["rank_speed"], ref=ref, clock=n / ref
-        )  # against a clock set to ref
+        # its measured pace beside that of a clock set to the trained length
+        pace = w("diagnosis.length", n=n, pace=at["rank_speed"], ref=ref, clock=n / ref)
         ranks.plot(steps, at["emitted_rank"], "o-", color=color, ms=3, label=pace)
         ranks.plot(steps, at["correct_rank"], ":", color=color, lw=1)
         hits.plot(steps, 100 * np.array(at["acc_by_position"]), "o-", color=color, ms=3, label=f"{n}")
