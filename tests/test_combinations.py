@@ -1,9 +1,11 @@
 """Every parameter combination the model offers either runs every stage or is refused up front.
 
-The classes: positions scheme x attention (every weighting, for all three attentions, and the per-kind
-mixes) for the lesson's model (model.*) and for a study variant (study.variants), with norm and
-dropout alternating across them, and max_len at the longest length a model must read (which a scheme
-that gives the BOS a position of its own cannot hold) or one more. A combination that runs must
+The classes: for a study variant (study.variants), positions scheme x attention (every weighting, for
+all three attentions, and the per-kind mixes); for the lesson's model (model.*), each of its own
+options (the paper's positions and attention, post- and pre-norm) and one of the study's of each kind,
+which it must refuse. Norm and dropout alternate across them, and max_len sits at the longest length
+a model must read or one more; a scheme that gives the BOS a row of its own takes the one more (it
+cannot hold the longest length without it), but once, which must be refused. A combination that runs must
 produce every stage's outputs, the report included; one that cannot must be refused by the
 parameter check with one line, before any stage writes.
 
@@ -38,7 +40,7 @@ from conftest import PARAMS_YAML, laid_over
 from pipeline.infra import files
 from pipeline.infra.errors import ConfigError
 from pipeline.params.load import parse_params
-from pipeline.params.model import ATTENTION, POSITIONS, attention_kinds
+from pipeline.params.model import ATTENTION, NORMS, POSITIONS, attention_kinds
 from pipeline.report import figures, study_figures
 from pipeline.report import report as draw
 
@@ -73,31 +75,47 @@ MIXES = [
     "none/hard_sigmoid/signed",
     "softmax/none/signed",
 ]
-NORMS = ("post", "pre", "rezero")
+NO_ROOM = ("bos", "softmax")  # the one class whose BOS has no row to spare: refused for its max_len
+# the study's options tried on the lesson's model, one of each kind: each refused, naming the study
+LESSON_REFUSED = [
+    ("bos", "softmax", "post"),
+    ("sinusoidal", "softmax/sigmoid/sigmoid", "post"),
+    ("learned", "softmax", "rezero"),
+]
 # Inputs the pipeline reads but a repro does not make: the frozen stages' and the fingerprint's records.
 RECORDS = ["metrics/numerics.json", "metrics/benchmark.json", "metrics/benchmark", "metrics/search.json"]
 
 
 def classes():
-    """(where, positions, attention, norm, dropout, max_len): every scheme and every attention, each
-    met at least once with the other turning over, for the lesson's model and for a study variant;
-    norm, dropout and max_len's slack (at the longest length, or one past it) turn over across them."""
+    """(where, positions, attention, norm, dropout, max_len): for a study variant every scheme and every
+    attention, each met at least once with the other turning over; for the lesson's model each of its
+    own options (the paper's and pre-norm) and one study option of each kind, which it refuses. Norm,
+    dropout and max_len's slack (at the longest length, or one past it) turn over across them."""
     attentions = UNIFORM + MIXES
     schemes = list(POSITIONS)
     pairs = [(p, attentions[i % len(attentions)]) for i, p in enumerate(schemes)]
     pairs += [(schemes[i % len(schemes)], a) for i, a in enumerate(attentions, start=1)]
     out = []
     for k, (positions, attention) in enumerate(pairs):
-        for w, where in enumerate(("model", "study")):
-            norm, dropout, slack = NORMS[(k + w) % len(NORMS)], (0.0, 0.1)[k % 2], (k // 2 + w) % 2
-            out.append((where, positions, attention, norm, dropout, LONGEST + slack))
-    # the signed count on the lesson's model, with the one scheme it takes and room for its BOS
-    return out + [("model", "bos", "none/none/signed", "rezero", 0.1, LONGEST + 1)]
+        norm, dropout, slack = list(NORMS)[k % len(NORMS)], (0.0, 0.1)[k % 2], (k // 2) % 2
+        if POSITIONS.facts[positions].source_rows and (positions, attention) != NO_ROOM:
+            slack = 1
+        out.append(("study", positions, attention, norm, dropout, LONGEST + slack))
+    lesson = [p for p in POSITIONS if not POSITIONS.facts[p].study]
+    norms = [n for n in NORMS if not NORMS.facts[n].study]
+    for k, (positions, norm) in enumerate(itertools.product(lesson, norms)):
+        out.append(("model", positions, "softmax", norm, (0.0, 0.1)[k % 2], LONGEST + k % 2))
+    out += [("model", *refused, 0.1, LONGEST) for refused in LESSON_REFUSED]
+    # the signed count alone, with the one scheme it takes and room for its BOS
+    return out + [("study", "bos", "none/none/signed", "post", 0.1, LONGEST + 1)]
 
 
-def refusal(positions, attention):
-    """What the parameter check must name when it refuses a class: a decoder blind to the input, a
-    signed count whose encoder does not see each token alone, or else a max_len without room."""
+def refusal(where, positions, attention, norm):
+    """What the parameter check must name when it refuses a class: a study option on the lesson's
+    model, a decoder blind to the input, a signed count whose encoder does not see each token alone,
+    or else a max_len without room."""
+    if where == "model" and (positions, attention, norm) in LESSON_REFUSED:
+        return "one of the length study's options"
     encoder, _, cross = attention_kinds(attention)
     if cross == "none":
         return "cross-attention 'none'"
@@ -297,8 +315,8 @@ def test_a_combination_runs_every_stage_or_is_refused_up_front(
     except ConfigError as refused:
         classes_run = [c for c in (model_class, study_class) if c is not None]
         assert len(classes_run) == 1, f"two classes accepted alone are refused together: {refused}"
-        (_, positions, attention, _, _, max_len), message = classes_run[0], str(refused)
-        reason = refusal(positions, attention)
+        (where, positions, attention, norm, _, max_len), message = classes_run[0], str(refused)
+        reason = refusal(where, positions, attention, norm)
         assert "\n" not in message and reason in message, message
         assert reason != "max_len" or max_len == LONGEST, f"refused with room to spare: {message}"
         # the numerics stage runs first in every run and checks params.yaml whole: it stops there

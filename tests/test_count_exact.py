@@ -11,9 +11,9 @@ import torch
 from pipeline.core.loop import build_optimizer
 from pipeline.core.recipe import learning_rate
 from pipeline.infra.errors import ConfigError
-from pipeline.model.attention import HardSigmoid
 from pipeline.model.transformer import Transformer
-from pipeline.params.model import check_config
+from pipeline.params.study import check_signed_count
+from pipeline.study.attention import HardSigmoid
 from pipeline.study.count_margin import (
     LayerNormDivisors,
     decisions,
@@ -23,6 +23,7 @@ from pipeline.study.count_margin import (
     summary,
 )
 from pipeline.study.counting_sort import SUMS, counting_sort_model
+from pipeline.study.signed_count import SignedCountLayer, signed_count
 from pipeline.study.variant import start_from_soft_counting
 from pipeline.tokens import BOS
 from tests.conftest import model_config, tiny_params
@@ -49,13 +50,14 @@ def test_the_signed_count_is_zero_when_every_input_token_has_been_written():
     """One query, key, value and gate read the input and the tokens written: at the step that has
     written the whole input (BOS included), the two sums are the same rows and cancel exactly."""
     model = built(SIGNED)
+    assert all(isinstance(layer, SignedCountLayer) for layer in model.decoder)
     src = torch.randint(0, 10, (5, 9))
     memory = model.encode(src)
-    written = model.written_rows(torch.cat([torch.full((5, 1), BOS), src], 1))  # BOS + every digit
+    written = model.rows_fed(torch.cat([torch.full((5, 1), BOS), src], 1))  # BOS + every digit
     torch.testing.assert_close(written, memory, rtol=0, atol=1e-6)  # the same rows, the same way
     cross = model.decoder[0].cross
     q = cross.project_q(torch.randn(5, 1, SIGNED.d_model))
-    out = cross.signed(q, cross.project_kv(memory), cross.project_kv(written))
+    out = signed_count(cross, q, cross.project_kv(memory), cross.project_kv(written))
     torch.testing.assert_close(out[:, 0], cross.wo.bias.expand(5, -1), rtol=0, atol=1e-5)
 
 
@@ -82,9 +84,11 @@ def test_the_signed_count_needs_an_encoder_that_sees_each_token_alone():
         dataclasses.replace(SIGNED, positions="sinusoidal"),
     ):
         with pytest.raises(ConfigError, match="signed count reads the tokens written through the encoder"):
-            check_config("study.variants.v.model", config)
+            check_signed_count("study.variants.v.model", config)
     with pytest.raises(ConfigError, match="'signed' is a cross-attention"):
-        check_config("model", dataclasses.replace(SIGNED, attention="none/signed/signed"))
+        check_signed_count(
+            "study.variants.v.model", dataclasses.replace(SIGNED, attention="none/signed/signed")
+        )
 
 
 def test_hard_gates_are_exactly_zero_and_one_outside_their_ramp():

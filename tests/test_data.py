@@ -1,6 +1,13 @@
 import numpy as np
 
-from pipeline.core.data import make_datasets, random_sources, row_keys, sorted_targets
+from pipeline.core.data import (
+    arrays_of_test_sets,
+    make_datasets,
+    random_sources,
+    read_test_sets,
+    row_keys,
+    sorted_targets,
+)
 from tests.conftest import data_params
 
 
@@ -9,7 +16,7 @@ def test_targets_are_the_sorted_sources():
     for src, tgt, n in zip(train["source"], train["target"], train["lengths"], strict=True):
         assert tgt[:n].tolist() == sorted(src[:n].tolist())
     for n in (6, 8, 10, 12, 14):
-        for src, tgt in zip(test[f"source_{n}"], test[f"target_{n}"], strict=True):
+        for src, tgt in zip(*test[n], strict=True):
             assert tgt.tolist() == sorted(src.tolist()) and len(src) == n
 
 
@@ -28,7 +35,7 @@ def test_mixed_lengths_come_in_equal_shares():
 def test_same_seed_same_bytes_other_seed_other_data():
     a, b, c = (make_datasets(data_params(train_size=300, test_size=30, seed=s)) for s in (0, 0, 1))
     assert a[0]["source"].tobytes() == b[0]["source"].tobytes()
-    assert a[1]["source_10"].tobytes() == b[1]["source_10"].tobytes()
+    assert a[1][10][0].tobytes() == b[1][10][0].tobytes()
     assert a[0]["source"].tobytes() != c[0]["source"].tobytes()
 
 
@@ -37,7 +44,7 @@ def test_test_sets_are_disjoint_from_training_even_when_the_space_is_small():
     p = data_params(train_lengths=(3,), train_size=600, test_lengths=(3,), test_size=100, seed=0)
     train, test, stats = make_datasets(p)
     train_keys = set(row_keys(train["source"], train["lengths"]))
-    test_keys = row_keys(test["source_3"], np.full(100, 3))
+    test_keys = row_keys(test[3][0], np.full(100, 3))
     (row,) = stats["by_length"]
     assert row["overlap_drawn"] > 0  # the first draw did collide
     assert row["overlap"] == 0 and stats["test_overlap_total"] == 0 and not train_keys & set(test_keys)
@@ -46,7 +53,7 @@ def test_test_sets_are_disjoint_from_training_even_when_the_space_is_small():
 def test_adding_a_test_length_leaves_the_others_unchanged():
     a = make_datasets(data_params(train_size=200, test_lengths=(6, 10), test_size=20))[1]
     b = make_datasets(data_params(train_size=200, test_lengths=(6, 8, 10), test_size=20))[1]
-    assert a["source_10"].tobytes() == b["source_10"].tobytes()
+    assert a[10][0].tobytes() == b[10][0].tobytes()
 
 
 def test_start_with_zero_statistic_is_near_the_lessons_two_in_three():
@@ -73,6 +80,23 @@ def test_truncated_or_incomplete_dataset_is_a_clear_error_naming_the_file(tmp_pa
         load_npz(tmp_path / "d.npz", ["source", "target"])
     with pytest.raises(DataError, match="nope.npz not found"):
         load_npz(tmp_path / "nope.npz")
+
+
+def test_a_test_set_file_reads_back_as_written_and_names_a_length_it_lacks(tmp_path):
+    import pytest
+
+    from pipeline.infra import files
+    from pipeline.infra.errors import DataError
+
+    _, test, _ = make_datasets(data_params(train_size=200, test_lengths=(6, 10), test_size=20))
+    files.write_npz(tmp_path / "test.npz", **arrays_of_test_sets(test))
+    for lengths in (None, (10,)):
+        back = read_test_sets(tmp_path / "test.npz", lengths)
+        assert list(back) == list(lengths or test)
+        for n, arrays in back.items():
+            assert [a.tobytes() for a in arrays] == [a.tobytes() for a in test[n]]
+    with pytest.raises(DataError, match="test.npz lacks source_8, target_8"):
+        read_test_sets(tmp_path / "test.npz", (6, 8))
 
 
 def test_the_lengths_the_training_set_holds_are_counted_from_it():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from pipeline.core.data import make_datasets
+from pipeline.core.data import make_datasets, read_test_sets
 from pipeline.core.decoding import beam_search, greedy, greedy_cached, length_penalty
 from pipeline.core.evaluate import at_trained, evaluate_model
 from pipeline.model.checkpoint import load_checkpoint
@@ -102,8 +102,8 @@ def test_a_full_cache_cannot_outgrow_the_positions():
 def test_cached_greedy_equals_uncached_on_the_trained_model():
     model, _ = load_checkpoint(CHECKPOINT)
     if TEST_DATA.exists():
-        with np.load(TEST_DATA) as test:
-            sources = [torch.as_tensor(test[f"source_{n}"][:200], dtype=torch.long) for n in (10, 12)]
+        test = read_test_sets(TEST_DATA, (10, 12))
+        sources = [torch.as_tensor(test[n][0][:200], dtype=torch.long) for n in (10, 12)]
     else:
         sources = [
             torch.randint(0, 10, (200, n), generator=torch.Generator().manual_seed(n)) for n in (10, 12)
@@ -157,8 +157,8 @@ def test_evaluate_reports_beam_search_and_teacher_forcing_at_the_trained_lengths
     g = np.random.default_rng(0)
     test = {}
     for n in (4, 6):
-        test[f"source_{n}"] = g.integers(0, 10, (30, n)).astype(np.int8)
-        test[f"target_{n}"] = np.sort(test[f"source_{n}"], axis=1)
+        source = g.integers(0, 10, (30, n)).astype(np.int8)
+        test[n] = source, np.sort(source, axis=1)
     rows, _ = evaluate_model(model, test, (4, 6), 16, "cpu", trained=(6,), beam_size=3, length_penalty=0.6)
     measured = {(r["decoder"], r["length"]): r for r in rows}
     assert set(measured) == {("greedy", 4), ("greedy", 6), ("tf", 6), ("beam", 6)}

@@ -63,8 +63,16 @@ BAD = [
     (with_value("data.test_lengths", [6, 80]), ["data.test_lengths", "80", "model.max_len = 64"]),
     (with_value("data.train_lengths", [65]), ["data.train_lengths", "65", "max_len"]),
     (
-        {**with_value("data.test_lengths", [10, 64]), "model": {**DEFAULT["model"], "positions": "bos"}},
-        ["data.test_lengths", "64", "max_len = 64 less the BOS", "[1, 63]"],
+        with_value("model.positions", "bos"),
+        ["model.positions = bos", "length study's", "sinusoidal, learned", "study.variants.<name>.positions"],
+    ),
+    (
+        with_value("model.attention", "softmax/sigmoid/sigmoid"),
+        ["model.attention = softmax/sigmoid/sigmoid", "'sigmoid'", "takes softmax", "study.variants"],
+    ),
+    (
+        with_value("model.norm", "rezero"),
+        ["model.norm = rezero", "post, pre", "study.variants.<name>.model.norm"],
     ),
     (with_value("data.train_size", 10), ["train.batch_size = 64", "data.train_size = 10"]),
     (with_value("train.stpes", 5), ["unknown parameter train.stpes", "did you mean train.steps"]),
@@ -107,7 +115,7 @@ def test_invalid_yaml_is_one_line_with_its_line_number(tmp_path):
     "text, words",
     [
         ("bad: [", ["not valid YAML"]),
-        (yaml.safe_dump(with_value("train.steps", 0)), ["train.steps = 0"]),
+        (yaml.safe_dump(with_value("data.test_size", 0)), ["data.test_size = 0"]),
     ],
 )
 def test_stage_prints_one_line_exits_nonzero_and_writes_nothing(tmp_path, text, words):

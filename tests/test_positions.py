@@ -1,5 +1,6 @@
 """The length study's positional and attention schemes: masks, caches, invariances, each scheme's shape."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -11,9 +12,7 @@ from pipeline.core.data import make_datasets
 from pipeline.core.decoding import beam_search, greedy, greedy_cached, seed_test_draws
 from pipeline.core.loss import smoothed_loss
 from pipeline.infra.errors import ConfigError
-from pipeline.model.attention import visible_keys
-from pipeline.model.hooks import attention_weights, rounded_gates
-from pipeline.model.positions import alibi_bias, random_positions
+from pipeline.model.hooks import attention_weights
 from pipeline.model.transformer import (
     MultiHeadAttention,
     Transformer,
@@ -24,7 +23,9 @@ from pipeline.model.transformer import (
 )
 from pipeline.params.model import ATTENTION, POSITIONS, ModelConfig, attention_kinds
 from pipeline.params.rules import as_dict, parse
+from pipeline.study.attention import rounded_gates, visible_keys
 from pipeline.study.diagnosis import diagnose, length_accuracy, mean_over_seeds, seed_rows
+from pipeline.study.positions import alibi_bias, random_positions
 from pipeline.study.variant import at_plain_positions
 from pipeline.tokens import BOS, IGNORE
 from tests.conftest import model_config, tiny_params, trained_alone
@@ -44,12 +45,11 @@ def trained():
     for positions in POSITIONS:
         params = tiny_params(
             data={"train_lengths": (2, 4, 6, 8), "train_size": 1024},
-            model={"positions": positions, "layers": 2, "max_len": 24},
+            model={"layers": 2, "max_len": 24},
             train={"steps": 80, "lr": 0.02, "warmup": 10},
         )
-        models[positions] = trained_alone(params.model, params.train, 0, make_datasets(params.data)[0])[
-            0
-        ].eval()
+        config = dataclasses.replace(params.model, positions=positions)  # a study variant's scheme
+        models[positions] = trained_alone(config, params.train, 0, make_datasets(params.data)[0])[0].eval()
     return models
 
 
@@ -61,7 +61,7 @@ def first_positions(monkeypatch):
     def first(like, batch, size, max_len):
         return torch.arange(size, device=like.device).expand(batch, size)
 
-    monkeypatch.setattr("pipeline.model.positions.random_positions", first)
+    monkeypatch.setattr("pipeline.study.positions.random_positions", first)
 
 
 def assert_junk_after_the_end_changes_nothing(model):

@@ -11,8 +11,9 @@ import pytest
 import torch
 import yaml
 
+import pipeline.study.schemes  # noqa: F401  the study's positions, probed below
 from pipeline.core.batching import make_batch
-from pipeline.core.data import make_datasets
+from pipeline.core.data import arrays_of_test_sets, make_datasets
 from pipeline.infra import files
 from pipeline.infra.errors import DataError
 from pipeline.infra.outputs import one, read_table
@@ -183,7 +184,7 @@ def test_pre_norm_gradients_are_flat_within_each_stack_at_init():
 
 def test_missing_length_is_one_clear_error():
     with pytest.raises(DataError, match="no sequences of length 7"):
-        probe.probe_batch({"source_5": np.zeros((2, 5))}, 7, 4, "data/test.npz")
+        probe.probe_batch({5: (np.zeros((2, 5)), np.zeros((2, 5)))}, 7, 4, "data/test.npz")
 
 
 def test_stage_writes_metrics_and_tables(tmp_path, monkeypatch):
@@ -198,7 +199,7 @@ def test_stage_writes_metrics_and_tables(tmp_path, monkeypatch):
 
     p = load_params()
     _, test, _ = make_datasets(p.data)
-    files.write_npz("data/test.npz", **test)
+    files.write_npz("data/test.npz", **arrays_of_test_sets(test))
     save_checkpoint("models/seed_0.pt", Transformer(p.model), seed=0, steps=1, train=as_dict(p.train))
     monkeypatch.setattr(
         "sys.argv",

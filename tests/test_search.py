@@ -9,13 +9,13 @@ from conftest import PARAMS_YAML, laid_over
 
 from pipeline.infra.errors import ConfigError
 from pipeline.params.load import load_params, parse_params
-from pipeline.params.study import variant_recipe
 from pipeline.study import search
 from pipeline.study.bar import best_confirmed, chosen_variant, held_out, recipe_of, search_rank
 from pipeline.study.search import load_rows, row_study, run_search, with_seeds
 from pipeline.study.sets import study_test_sets
 from pipeline.study.variant import run_variant
 from pipeline.tools import sort
+from pipeline.tools.search_spread import makespan, whole_search_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "max_len": 16}
@@ -92,7 +92,7 @@ def test_the_search_screens_confirms_and_the_best_confirmed_row_is_the_studys_va
 
 def test_a_variants_checkpoints_are_outputs_and_sort_digits(tmp_path, capsys):
     s = parse_params(tiny_raw()).study
-    config, recipe, data = variant_recipe(s.variants["base"], s.model, s.train, s.data)
+    config, recipe, data = s.recipes["base"]
     tests, _ = study_test_sets(s.train, s.data, s.seed, s.max_length, s.test_size, s.diagnosis_lengths)
     (tmp_path / "base").mkdir()
     record, _ = run_variant(
@@ -117,7 +117,7 @@ def test_the_default_study_trains_the_searchs_best_confirmed_row():
     row, variant = chosen_variant(s, rows)
     assert row is not None, "no row of metrics/search.json is trained on study.search_seeds.confirm"
     assert variant is not None, f"no variant of study.variants trains {row['name']}'s recipe"
-    assert len(variant_recipe(s.variants[variant], s.model, s.train, s.data)[1].seeds) >= s.bar.min_seeds
+    assert len(s.recipes[variant][1].seeds) >= s.bar.min_seeds
 
 
 def test_every_screen_that_beats_the_best_confirmed_rows_screen_is_confirmed():
@@ -174,3 +174,11 @@ def test_a_rows_seeds_train_in_groups_of_at_most_three(tmp_path, monkeypatch):
 def fake_results(seeds):
     """What train_and_test returns for `seeds`, without training: every length sorted."""
     return [{"accuracy": [{"length": n, "seq_acc": 1.0} for n in range(1, 6)]} for _ in seeds]
+
+
+def test_the_projection_lays_the_longest_tasks_first_onto_the_slot_free_first():
+    assert makespan([3, 3, 2, 2, 2], slots=2) == 7  # 3+2+2 on one slot, 3+2 on the other
+    assert makespan([5, 1, 1], slots=4) == 5  # no number of slots goes below the longest task
+    params = load_params(ROOT / "params.yaml")
+    tasks = whole_search_tasks(params.study)  # the rows file's search from an empty results file
+    assert all(steps > 0 and 1 <= seeds <= 3 for steps, seeds in tasks) and len(tasks) >= 86

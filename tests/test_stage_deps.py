@@ -14,7 +14,14 @@ import pytest
 import yaml
 
 from pipeline.report.inputs import ReportParams
-from pipeline.tools.stage_deps import command_files, import_closure, rewritten, stage_reads, stages
+from pipeline.tools.stage_deps import (
+    command_files,
+    import_closure,
+    only_a_docstring,
+    rewritten,
+    stage_reads,
+    stages,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXT = (ROOT / "dvc.yaml").read_text()
@@ -45,8 +52,39 @@ def test_the_closure_follows_imports_through_other_modules():
 
 def test_a_stage_brings_the_room_of_its_work_and_what_that_imports():
     closure = import_closure("pipeline.stages.benchmark")
-    assert {"pipeline/tools/benchmark/__init__.py", "pipeline/tools/benchmark/suite.py"} <= closure
-    assert {"pipeline/tools/benchmark/step.py", "pipeline/core/loop.py"} <= closure
+    assert {"pipeline/tools/benchmark/suite.py", "pipeline/tools/benchmark/step.py"} <= closure
+    assert {"pipeline/core/loop.py", "pipeline/__init__.py", "pipeline/numerics/pin.py"} <= closure
+
+
+def test_a_package_marker_is_a_dep_only_when_it_holds_code(tmp_path):
+    """An __init__.py holding only its docstring runs nothing; one with a statement is code."""
+    marker, code = tmp_path / "__init__.py", tmp_path / "sub" / "__init__.py"
+    code.parent.mkdir()
+    marker.write_text('"""A package."""\n')
+    code.write_text('"""A package."""\n\nfrom x import y  # noqa\n')
+    assert only_a_docstring(marker) and not only_a_docstring(code)
+    closure = import_closure("pipeline.stages.data")
+    assert "pipeline/stages/__init__.py" not in closure and "pipeline/__init__.py" in closure  # pins
+
+
+def top_level_names(path):
+    """The top-level names a module imports anywhere in it (function-level imports too)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_only_the_search_imports_ray():
+    """Ray is the search's: the one module that imports it is the search's pool, and no other stage
+    runs that module, so no other stage pays Ray's import."""
+    importers = [p for p in sorted((ROOT / "pipeline").rglob("*.py")) if "ray" in top_level_names(p)]
+    assert [p.relative_to(ROOT).as_posix() for p in importers] == ["pipeline/infra/ray_pool.py"]
+    spreading = {name for name, module, _ in STAGES if "pipeline/infra/ray_pool.py" in import_closure(module)}
+    assert spreading == {"search"}
 
 
 def test_only_the_stages_that_build_the_hand_set_model_depend_on_its_construction():

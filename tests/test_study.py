@@ -11,7 +11,6 @@ from pipeline.infra.errors import ConfigError, PipelineError
 from pipeline.params import lesson
 from pipeline.params.load import parse_params
 from pipeline.params.model import ATTENTION, POSITIONS
-from pipeline.params.study import variant_recipe
 from pipeline.study.bar import reach, row_reach
 from pipeline.study.diagnosis import first_errors
 from pipeline.study.sets import every_sequence, make_test_sets
@@ -68,7 +67,11 @@ def with_variants(variants, **study):
         ("study.data.train_lengths", [1, 64], ["study.variants.bos_mixed trains on length 64", "max_len"]),
         ("study.bar.lengths", [20, 1], ["study.bar.lengths", "first <= last"]),
         ("study.bar.accuracy", 1.5, ["study.bar.accuracy", "1.5"]),
-        ("model.attention", "softmax/softmax/none", ["model.attention", "cross-attention 'none'"]),
+        (
+            "study.variants",
+            {"v": {"positions": "bos", "attention": "softmax/softmax/none"}},
+            ["study.variants.v.attention", "cross-attention 'none'"],
+        ),
     ],
 )
 def test_bad_study_and_position_values(dotted, value, words):
@@ -87,12 +90,13 @@ def test_bos_needs_a_position_for_itself():
 
 
 def test_randomized_needs_room_to_sample():
-    raw = with_value("model.max_len", 10)
-    raw["model"]["positions"] = "randomized"
-    with pytest.raises(ConfigError, match="max_len must exceed the longest training length, 10"):
-        parse_params(raw)
-    raw = with_variants({"r": {"positions": "randomized", "attention": "softmax", "model": {"max_len": 10}}})
-    with pytest.raises(ConfigError, match=r"study.variants.r.positions = randomized"):
+    raw = with_variants(
+        {"r": {"positions": "randomized", "attention": "softmax", "model": {"max_len": 10}}},
+        data={"train_lengths": [1, 10]},
+    )
+    with pytest.raises(
+        ConfigError, match=r"study.variants.r.positions = randomized.*longest training length, 10"
+    ):
         parse_params(raw)
 
 
@@ -116,12 +120,12 @@ def test_every_scheme_and_attention_makes_a_variant():
     params = parse_params(with_variants(variants))
     s = params.study
     for name in variants:
-        config, recipe, data = variant_recipe(s.variants[name], s.model, s.train, s.data)
+        config, recipe, data = s.recipes[name]
         assert (config.positions, config.attention) == (
             variants[name]["positions"],
             variants[name]["attention"],
         )
-    config, recipe, data = variant_recipe(s.variants["sums_fixed"], s.model, s.train, s.data)
+    config, recipe, data = s.recipes["sums_fixed"]
     assert (config.sigmoid_bias, recipe.steps, recipe.seeds, data.train_lengths) == (-8.0, 8000, (0,), (10,))
     assert (config.d_model, recipe.lr) == (params.study.model.d_model, params.study.train.lr)  # the rest kept
     assert set(DEFAULT["study"]["variants"]) == {
@@ -196,7 +200,7 @@ def test_a_study_variant_trains_from_the_studys_own_recipe():
     raw["model"].update({"max_len": 16, "d_model": 8})
     raw["train"]["lr"] = 0.5
     s = parse_params(raw).study
-    config, recipe, data = variant_recipe(s.variants["a"], s.model, s.train, s.data)
+    config, recipe, data = s.recipes["a"]
     assert (config.positions, data.train_lengths, recipe.steps) == ("alibi", (1, 3), 7)
     assert (config.d_model, config.dropout, recipe.lr) == (32, 0.0, 0.003)  # the study's, not model.*
 

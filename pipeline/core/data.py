@@ -63,8 +63,8 @@ def draw_test_set(rng, size, length, train_keys):
 
 
 def make_datasets(p: DataParams):
-    """Training set, test sets per length, and their statistics: the headline counts, and `by_length`,
-    one row per test length (metrics/data/by_length.csv)."""
+    """Training set, test sets ({length: (sources, targets)}), and their statistics: the headline
+    counts, and `by_length`, one row per test length (metrics/data/by_length.csv)."""
     train_src, train_len = random_sources(np.random.default_rng([p.seed, 0]), p.train_size, p.train_lengths)
     train_keys = set(row_keys(train_src, train_len))
     test, by_length = {}, []
@@ -72,7 +72,7 @@ def make_datasets(p: DataParams):
         rng = np.random.default_rng([p.seed, 1, length])  # one stream per length: stable subsets
         source, first_overlap, overlap = draw_test_set(rng, p.test_size, length, train_keys)
         target = sorted_targets(source, np.full(len(source), length))
-        test[f"source_{length}"], test[f"target_{length}"] = source, target
+        test[length] = source, target
         by_length.append(
             {
                 "length": length,
@@ -99,6 +99,27 @@ def synthetic_rows(rows, length, seed=0):
     what the speed measures and the numerics tools train and decode on."""
     source, lengths = random_sources(np.random.default_rng([seed, 9]), rows, [length])
     return {"source": source, "target": sorted_targets(source, lengths), "lengths": lengths}
+
+
+# ----------------------------------------------------------------- the test sets' file, one layout
+
+
+def arrays_of_test_sets(tests):
+    """{length: (sources, targets)} as a test-set file's arrays, source_<n> and target_<n> per length
+    in order (the layout read_test_sets reads)."""
+    arrays = {}
+    for n, (source, target) in tests.items():
+        arrays[f"source_{n}"], arrays[f"target_{n}"] = source, target
+    return arrays
+
+
+def read_test_sets(path, lengths=None):
+    """{length: (sources, targets)} of a test-set file, for `lengths` (default: every length it
+    holds), or one clear error naming what is missing."""
+    held = sorted(int(k.removeprefix("source_")) for k in load_npz(path) if k.startswith("source_"))
+    lengths = held if lengths is None else list(lengths)
+    arrays = load_npz(path, [f"{kind}_{n}" for n in lengths for kind in ("source", "target")])
+    return {n: (arrays[f"source_{n}"], arrays[f"target_{n}"]) for n in lengths}
 
 
 def load_npz(path, keys=()):

@@ -46,7 +46,7 @@ def evaluate_model(model, test, lengths, batch_size, device, trained=(), beam_si
             chosen["beam"] = lambda m, src: beam_search(m, src, beam_size, length_penalty)
         return {name: together.decoder(decode) for name, decode in chosen.items()}
 
-    tests = {n: (test[f"source_{n}"], test[f"target_{n}"]) for n in lengths}
+    tests = {n: test[n] for n in lengths}
     rows, decoded = accuracy_by_length(together, tests, batch_size, device, decoders)
     results = []
     for i in range(len(together.models)):
@@ -91,7 +91,7 @@ def seed_result(model, rows, failures, test, lengths, train_lengths, ev: Evaluat
     nn.Transformer), its failures to show and the lesson's example."""
     n = max(train_lengths) if max(train_lengths) in lengths else lengths[0]
     sample = slice(0, REFERENCE_ROWS)
-    source, target = test[f"source_{n}"][sample], test[f"target_{n}"][sample]
+    source, target = (a[sample] for a in test[n])
     batch = make_batch(source, target, np.full(len(source), n))
     reference = []
     for dtype in (torch.float64, torch.float32) if holds_reference(model.config) else ():

@@ -21,10 +21,10 @@ from pipeline.infra.errors import PipelineError
 RUNS_DIR = Path("runs")
 
 
-def stage_paths(doc, *names, positional=(), flags=None):
-    """Parse `--<name> PATH` for each of `names` (all required), the `positional` words first, and
-    each switch of `flags` ({name: its help}); `doc` is the stage's docstring, whose first line is
-    the help."""
+def stage_paths(doc, *names, positional=(), flags=None, options=None):
+    """Parse `--<name> PATH` for each of `names` (all required), the `positional` words first, each
+    switch of `flags` ({name: its help}) and each optional value of `options` ({name: (its help,
+    its default)}); `doc` is the stage's docstring, whose first line is the help."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     for word in positional:
         parser.add_argument(word)
@@ -32,6 +32,8 @@ def stage_paths(doc, *names, positional=(), flags=None):
         parser.add_argument(f"--{name}", type=Path, required=True, metavar="PATH")
     for name, meaning in (flags or {}).items():
         parser.add_argument(f"--{name}", action="store_true", help=meaning)
+    for name, (meaning, default) in (options or {}).items():
+        parser.add_argument(f"--{name}", default=default, help=meaning)
     return parser.parse_args()
 
 

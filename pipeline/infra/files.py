@@ -39,10 +39,15 @@ def write_json(path, obj):
     write_text(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
 
 
-def write_npz(path, **arrays):
+def npz_bytes(**arrays):
+    """The arrays as a compressed .npz archive's bytes (np.savez_compressed)."""
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **arrays)
-    write_bytes(path, buffer.getvalue())
+    return buffer.getvalue()
+
+
+def write_npz(path, **arrays):
+    write_bytes(path, npz_bytes(**arrays))
 
 
 def write_torch(path, obj):

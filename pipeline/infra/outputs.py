@@ -51,12 +51,14 @@ def headline_of(metrics, keys):
 @dataclass
 class Outputs:
     """What a stage writes inside `stage_outputs`: files of its detail folder (`table`, `file`), other
-    output folders (`folders`, written into directly), and the headline, set last."""
+    output folders (`folders`, written into directly), output files elsewhere (`output`, held until
+    the block ends), and the headline, set last."""
 
     detail: Path | None
     folders: list
     headline: dict | None = None
     written: list = field(default_factory=list)
+    held: dict = field(default_factory=dict)  # path -> bytes, written when the block ends well
 
     def table(self, name, rows, columns=None):
         """A tidy table (rows of {column: value}) in the detail folder, every float exact."""
@@ -68,31 +70,47 @@ class Outputs:
         (files.write_text if isinstance(content, str) else files.write_json)(path, content)
         self.written.append(name)
 
+    def output(self, path, content: bytes):
+        """An output file outside the detail folder (the data stage's .npz): held, and written with
+        the others when the block ends without error."""
+        self.held[Path(path)] = content
+
 
 @contextmanager
 def stage_outputs(headline_path, *folders, detail=True):
     """A stage's outputs, all of them or none. Yields an Outputs: its detail folder (metrics/<stage>/,
     unless `detail` is False) and `folders` are staging folders; when the block ends without error
     they move into place together, then the headline (`out.headline`, which the block must set) is
-    written to `headline_path`. On error nothing is moved and no headline written."""
+    written to `headline_path`, after the files held by `out.output`. On error nothing is moved and
+    nothing written."""
     finals = ([detail_dir(headline_path)] if detail else []) + [Path(f) for f in folders]
     with files.staged(*finals) as staging:
         out = Outputs(staging[0] if detail else None, list(staging[1:] if detail else staging))
         yield out
         if out.headline is None:
             raise ValueError(f"{headline_path}: the stage set no headline")
+    for path, content in out.held.items():
+        files.write_bytes(path, content)
     files.write_json(headline_path, out.headline)
 
 
-def write_outputs(headline_path, headline, tables=None, others=None):
+def write_rows_so_far(path, head, rows):
+    """A result that grows a row at a time (the search's): `head` and every row finished so far,
+    rewritten atomically after each row, so that an interrupted run keeps what it finished."""
+    files.write_json(path, {**head, "rows": rows})
+
+
+def write_outputs(headline_path, headline, tables=None, others=None, outputs=None):
     """The common case of `stage_outputs`: the detail folder holding `tables` ({file name: (rows,
     columns)} or {file name: rows}) and `others` ({file name: text, or an object written as JSON}),
-    then the headline."""
+    the output files `outputs` ({path: bytes}), then the headline."""
     with stage_outputs(headline_path) as out:
         for name, table in (tables or {}).items():
             out.table(name, *(table if isinstance(table, tuple) else (table,)))
         for name, content in (others or {}).items():
             out.file(name, content)
+        for path, content in (outputs or {}).items():
+            out.output(path, content)
         out.headline = headline
 
 

@@ -13,9 +13,12 @@ class LayerCache:
     self_v: torch.Tensor
     cross_k: torch.Tensor  # (B, h, T_enc, d_k): computed once from the memory
     cross_v: torch.Tensor
-    # the signed count's keys and values of the tokens written (B, h, steps, d_k); None elsewhere
-    written_k: torch.Tensor | None = None
-    written_v: torch.Tensor | None = None
+
+    def reorder(self, rows, n):
+        """Keep rows `rows` of the first n positions, in this order (DecoderCache.reorder); a layer
+        that caches more extends it."""
+        self.self_k[:, :, :n] = self.self_k[rows, :, :n]
+        self.self_v[:, :, :n] = self.self_v[rows, :, :n]
 
 
 @dataclass
@@ -34,9 +37,5 @@ class DecoderCache:
         n = self.length
         if self.drawn is not None:
             self.drawn = self.drawn[rows]
-        for c in self.layers:
-            c.self_k[:, :, :n] = c.self_k[rows, :, :n]
-            c.self_v[:, :, :n] = c.self_v[rows, :, :n]
-            if c.written_k is not None:
-                c.written_k[:, :, :n] = c.written_k[rows, :, :n]
-                c.written_v[:, :, :n] = c.written_v[rows, :, :n]
+        for layer in self.layers:
+            layer.reorder(rows, n)

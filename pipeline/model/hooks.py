@@ -1,11 +1,10 @@
 """Looking inside a model through forward hooks on its weighting modules while a block of code runs:
-every attention's weights, read, or every sigmoid gate rounded to 0 or 1. The forward path carries
-no instrumentation and no switch; the probes, the evaluation's example and the study's diagnosis
-all go through here."""
+every attention's weights, read. The forward path carries no instrumentation and no switch; the
+probes, the evaluation's example and the study's diagnosis all go through here (the study's gates
+rounded to 0 or 1 likewise: pipeline/study/attention.py, rounded_gates)."""
 
 import contextlib
 
-from pipeline.model.attention import Sigmoid
 from pipeline.model.transformer import MultiHeadAttention
 
 
@@ -22,20 +21,6 @@ def attention_weights(module):
             handles.append(sub.weights.register_forward_hook(hook))
     try:
         yield found
-    finally:
-        for handle in handles:
-            handle.remove()
-
-
-@contextlib.contextmanager
-def rounded_gates(module):
-    """Inside the block, every sigmoid-gated attention of `module` weighs each key by its gate
-    rounded to 0 or 1 (`Sigmoid.rounded`); yields how many attentions are gated (0: none to round)."""
-    gated = [sub.weights for sub in module.modules() if isinstance(sub, MultiHeadAttention)]
-    gated = [w for w in gated if isinstance(w, Sigmoid)]
-    handles = [w.register_forward_hook(lambda m, _inputs, weights: m.rounded(weights)) for w in gated]
-    try:
-        yield len(gated)
     finally:
         for handle in handles:
             handle.remove()

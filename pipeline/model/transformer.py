@@ -2,10 +2,13 @@
 
 Reads top-down, small to large: masks, multi-head attention, feed-forward, residual sublayer,
 encoder layer, decoder layer, model. The post-norm encoder-decoder of the paper is the one path;
-the length study's position and attention schemes plug in (positions.py, attention.py) without a
-branch here. Masks are boolean with True = "may not look" (the lesson's `prohibido`),
-broadcastable to (B, h, T_q, T_k); inside the model they travel in additive form (0 or -inf, see
-`additive_mask`), which gives the same scores as masked_fill and costs less.
+each option plugs in through a registry without a branch here: positions (positions.py), attention
+weightings (attention.py), the residual wrapper (`model.norm`, below), and a decoder layer of its
+own for a cross-attention that reads more than the memory (DECODER_LAYERS). The length study's
+schemes fill the same registries from pipeline/study/. Masks are boolean with True = "may not look"
+(the lesson's `prohibido`), broadcastable to (B, h, T_q, T_k); inside the model they travel in
+additive form (0 or -inf, see `additive_mask`), which gives the same scores as masked_fill and costs
+less.
 
 The configuration is a ModelConfig (pipeline/params/model.py): the fields of `model:` in
 params.yaml, or the copy a checkpoint carries.
@@ -20,7 +23,7 @@ import pipeline.model.attention  # noqa: F401  each scheme's class fills its reg
 import pipeline.model.positions  # noqa: F401
 from pipeline.model import draws
 from pipeline.model.cache import DecoderCache, LayerCache
-from pipeline.params.model import ATTENTION, POSITIONS, attention_kinds
+from pipeline.params.model import ATTENTION, NORMS, POSITIONS, attention_kinds
 from pipeline.tokens import VOCAB
 
 
@@ -120,17 +123,6 @@ class MultiHeadAttention(nn.Module):
     def forward(self, xq, xkv, mask=None):
         return self.attend(self.project_q(xq), *self.project_kv(xkv), mask)
 
-    def signed(self, q, kv, written_kv, mask=None, written_mask=None):
-        """The signed count: the input's gated values minus the gated values of the tokens written
-        so far, one query, one gate, one value map for both, then W^O once. Where a digit's key
-        opens the gate, the head holds (copies in the input) - (copies written), exactly."""
-        k, v = kv
-        k_w, v_w = written_kv
-        scale = math.sqrt(self.d_k)
-        read = self.weights(q @ k.transpose(-2, -1) / scale, additive_mask(mask, q.dtype)) @ v
-        written = self.weights(q @ k_w.transpose(-2, -1) / scale, additive_mask(written_mask, q.dtype)) @ v_w
-        return self.wo((read - written).transpose(1, 2).flatten(2))
-
 
 def feed_forward(d_model, d_ff):
     """Position-wise FFN (section 3.3): up to d_ff, ReLU, back down to d_model."""
@@ -153,26 +145,34 @@ class Dropout(nn.Module):
         return x * keep.to(x.dtype).mul_(1 / (1 - self.p))
 
 
-class Residual(nn.Module):
-    """One sublayer's wrapper: post-norm LayerNorm(x + Sublayer(x)) as the paper, pre-norm
-    x + Sublayer(LayerNorm(x)), or ReZero x + a Sublayer(x) with a learned scalar a from 0
-    (Bachlechner et al., 2020): nothing rescales the stream between the sublayers, so every sum
-    written into it stays on one scale until the stack's closing LayerNorm."""
+@NORMS.implements("post")
+class PostNorm(nn.Module):
+    """One sublayer's wrapper as the paper: LayerNorm(x + Sublayer(x)) (section 3.1). Each wrapper is
+    the class of a `model.norm` name (pipeline.params.model.NORMS), called with the stream and the
+    sublayer."""
 
-    def __init__(self, d_model, dropout, norm):
+    def __init__(self, d_model, dropout):
         super().__init__()
-        self.norm, self.drop = norm, Dropout(dropout)
-        if norm == "rezero":
-            self.scale = nn.Parameter(torch.zeros(()))
-        else:
-            self.ln = LayerNorm(d_model)
+        self.drop, self.ln = Dropout(dropout), LayerNorm(d_model)
 
     def forward(self, x, sublayer):
-        if self.norm == "rezero":
-            return x + self.scale * self.drop(sublayer(x))
-        if self.norm == "pre":
-            return x + self.drop(sublayer(self.ln(x)))
         return self.ln(x + self.drop(sublayer(x)))
+
+    def without_sum(self, x, sublayer):
+        """The same wrapper with x not added back (the depth probe's stacks without the sum)."""
+        return self.ln(self.drop(sublayer(x)))
+
+
+@NORMS.implements("pre")
+class PreNorm(PostNorm):
+    """x + Sublayer(LayerNorm(x)): the stream itself is never normalised inside a stack, so a final
+    LayerNorm closes it (NORMS' closes_stack)."""
+
+    def forward(self, x, sublayer):
+        return x + self.drop(sublayer(self.ln(x)))
+
+    def without_sum(self, x, sublayer):
+        return self.drop(sublayer(self.ln(x)))
 
 
 class EncoderLayer(nn.Module):
@@ -182,7 +182,7 @@ class EncoderLayer(nn.Module):
         super().__init__()
         self.attn = MultiHeadAttention(d_model, heads, attention, sigmoid_bias)
         self.ffn = feed_forward(d_model, d_ff)
-        self.sub = nn.ModuleList(Residual(d_model, dropout, norm) for _ in range(2))
+        self.sub = nn.ModuleList(NORMS[norm](d_model, dropout) for _ in range(2))
 
     def forward(self, x, src_mask=None):
         x = self.sub[0](x, lambda h: self.attn(h, h, src_mask))
@@ -191,7 +191,8 @@ class EncoderLayer(nn.Module):
 
 class DecoderLayer(nn.Module):
     """Masked self-attention, cross-attention over the memory, FFN (section 3.1); `attention` and
-    `cross_attention` name each one's weights."""
+    `cross_attention` name each one's weights. `fed`, in forward and step, is what a layer reads of
+    the tokens fed beside its stream (rows_fed): nothing for the paper's layer."""
 
     def __init__(
         self,
@@ -207,50 +208,47 @@ class DecoderLayer(nn.Module):
         super().__init__()
         self.attn = MultiHeadAttention(d_model, heads, attention, sigmoid_bias)
         self.cross = MultiHeadAttention(d_model, heads, cross_attention, sigmoid_bias)
-        self.signed = cross_attention == "signed"  # the cross-attention also reads the tokens written
         self.ffn = feed_forward(d_model, d_ff)
-        self.sub = nn.ModuleList(Residual(d_model, dropout, norm) for _ in range(3))
+        self.sub = nn.ModuleList(NORMS[norm](d_model, dropout) for _ in range(3))
 
-    def forward(self, y, memory, self_mask, memory_mask=None, written=None):
-        """All positions at once (training, teacher forcing); `written`: the signed count's rows of
-        the tokens fed (Transformer.written_rows), read under the causal mask."""
-        written = (self.cross.project_kv(written), self_mask) if self.signed else None
-        return self.sublayers(
-            y, lambda h: self.attn(h, h, self_mask), memory_mask, memory=memory, written=written
-        )
+    @staticmethod
+    def rows_fed(model, tokens):
+        """What this layer class reads of the tokens fed (B, T) beside its stream, computed once per
+        call for every layer by the model: None, the paper's reads only the stream and the memory."""
+        return None
 
-    def step(self, y, cache: LayerCache, t, memory_mask=None, written_row=None):
+    def forward(self, y, memory, self_mask, memory_mask=None, fed=None):
+        """All positions at once (training, teacher forcing)."""
+
+        def cross(h):
+            q = self.cross.project_q(h)
+            return self.cross.attend(q, *self.cross.project_kv(memory), memory_mask)
+
+        return self.sublayers(y, lambda h: self.attn(h, h, self_mask), cross)
+
+    def step(self, y, cache: LayerCache, t, memory_mask=None, fed=None):
         """The layer at one new position t, y (B, 1, d_model): attends to positions 0..t only, so
-        no causal mask is needed; the same sublayers and weights as forward() (`written_row`: the
-        signed count's row of the token fed, Transformer.written_rows)."""
+        no causal mask is needed; the same sublayers and weights as forward()."""
+
+        def cross(h):
+            return self.cross.attend(self.cross.project_q(h), cache.cross_k, cache.cross_v, memory_mask)
+
+        return self.sublayers(y, self.cached_self_attention(cache, t), cross)
+
+    def cached_self_attention(self, cache: LayerCache, t):
+        """Self-attention of the token at t over the cached keys and values of 0..t (its own added)."""
 
         def self_attn(h):
             q, (k, v) = self.attn.project_q(h), self.attn.project_kv(h)  # (B, h, 1, d_k) each
             cache.self_k[:, :, t : t + 1], cache.self_v[:, :, t : t + 1] = k, v
             return self.attn.attend(q, cache.self_k[:, :, : t + 1], cache.self_v[:, :, : t + 1])
 
-        written = None
-        if self.signed:  # the new token's written row joins the cached ones
-            cache.written_k[:, :, t : t + 1], cache.written_v[:, :, t : t + 1] = self.cross.project_kv(
-                written_row
-            )
-            written = ((cache.written_k[:, :, : t + 1], cache.written_v[:, :, : t + 1]), None)
-        return self.sublayers(
-            y, self_attn, memory_mask, cross_kv=(cache.cross_k, cache.cross_v), written=written
-        )
+        return self_attn
 
-    def sublayers(self, y, self_attn, memory_mask, memory=None, cross_kv=None, written=None):
-        """Self-attention, cross-attention over the memory (its K/V projected now, or cached; the
-        signed count's `written` = (its K/V, their mask)), FFN."""
+    def sublayers(self, y, self_attn, cross):
+        """Self-attention, cross-attention over the memory, FFN, each a function of the normalised
+        (or raw) stream that its residual wrapper hands it."""
         y = self.sub[0](y, self_attn)
-
-        def cross(h):
-            q = self.cross.project_q(h)
-            k, v = cross_kv if cross_kv is not None else self.cross.project_kv(memory)
-            if self.signed:
-                return self.cross.signed(q, (k, v), written[0], memory_mask, written[1])
-            return self.cross.attend(q, k, v, memory_mask)
-
         y = self.sub[1](y, cross)
         return self.sub[2](y, self.ffn)
 
@@ -260,10 +258,13 @@ class DecoderLayer(nn.Module):
         cross_k, cross_v = (x.contiguous() for x in self.cross.project_kv(memory))
         B, h, _, d_k = cross_k.shape
         empty = cross_k.new_empty(B, h, steps, d_k)
-        if not self.signed:
-            return LayerCache(empty, torch.empty_like(empty), cross_k, cross_v)
-        written = [torch.empty_like(empty) for _ in range(2)]
-        return LayerCache(empty, torch.empty_like(empty), cross_k, cross_v, *written)
+        return LayerCache(empty, torch.empty_like(empty), cross_k, cross_v)
+
+
+# A cross-attention that reads more than the memory brings its decoder layer: name -> DecoderLayer's
+# subclass (the length study's signed count, pipeline/study/signed_count.py); every other name
+# decodes with the paper's layer.
+DECODER_LAYERS = {}
 
 
 class Transformer(nn.Module):
@@ -279,12 +280,13 @@ class Transformer(nn.Module):
         self.encoder = nn.ModuleList(
             EncoderLayer(**sizes, attention=encoder, sigmoid_bias=c.sigmoid_bias) for _ in range(c.layers)
         )
+        layer = DECODER_LAYERS.get(cross, DecoderLayer)
         self.decoder = nn.ModuleList(
-            DecoderLayer(**sizes, attention=decoder, cross_attention=cross, sigmoid_bias=c.sigmoid_bias)
+            layer(**sizes, attention=decoder, cross_attention=cross, sigmoid_bias=c.sigmoid_bias)
             for _ in range(c.layers)
         )
-        # Pre-norm and ReZero leave the residual stream un-normalised: a final LayerNorm closes each stack.
-        final = c.norm in ("pre", "rezero")
+        # Pre-norm (and any wrapper that leaves the stream un-normalised) closes each stack with a LayerNorm.
+        final = NORMS.facts[c.norm].closes_stack
         self.encoder_norm = LayerNorm(c.d_model) if final else nn.Identity()
         self.decoder_norm = LayerNorm(c.d_model) if final else nn.Identity()
         self.drop = Dropout(c.dropout)
@@ -316,17 +318,10 @@ class Transformer(nn.Module):
             x = layer(x, mask)
         return self.encoder_norm(x)
 
-    def written_rows(self, tokens):
-        """The signed count's rows of the tokens fed to the decoder (B, T, d_model): each token
-        through the encoder as the input's own tokens go, so that a digit written and the same digit
-        in the input have the same key and value (model.attention's cross 'signed', whose rules
-        leave the encoder seeing each token alone); None when no decoder layer counts signed."""
-        if not any(layer.signed for layer in self.decoder):
-            return None
-        x = self.embed(tokens, encoder=True)
-        for layer in self.encoder:
-            x = layer(x)
-        return self.encoder_norm(x)
+    def rows_fed(self, tokens):
+        """What the decoder's layers read of the tokens fed (B, T) beside their stream, once for all
+        layers: None for the paper's layer (DecoderLayer.rows_fed)."""
+        return self.decoder[0].rows_fed(self, tokens)
 
     def decoder_positions(self, memory):
         """What a decoding session fixes once per source, right after encoding it: the positions a
@@ -335,15 +330,15 @@ class Transformer(nn.Module):
         return self.positions.decoder_draw(memory)
 
     def decode_states(self, tgt_in, memory, memory_mask=None, drawn=None):
-        """The decoder's last states h (B, T_dec, d_model), which the logits read (and the study's
-        count hint, pipeline/core/loss.py). A call without `drawn` is a session of its own."""
+        """The decoder's last states h (B, T_dec, d_model), which the logits read (and a head beside
+        them: the length study's count hint). A call without `drawn` is a session of its own."""
         y = self.embed(tgt_in, drawn=self.decoder_positions(memory) if drawn is None else drawn)
         T = tgt_in.shape[1]
         self_mask = self.causal[:T, :T].to(y.dtype)  # (T, T): 0 on and below the diagonal, -inf above
         memory_mask = additive_mask(self.positions.memory_mask(memory_mask), y.dtype)
-        written = self.written_rows(tgt_in)
+        fed = self.rows_fed(tgt_in)
         for layer in self.decoder:
-            y = layer(y, memory, self_mask, memory_mask, written)
+            y = layer(y, memory, self_mask, memory_mask, fed)
         return self.decoder_norm(y)
 
     def logits(self, states):
@@ -378,9 +373,9 @@ class Transformer(nn.Module):
         if t >= cache.steps:
             raise ValueError(f"the cache has room for {cache.steps} tokens; this is token {t + 1}")
         y = self.embed(token[:, None], start=t, drawn=cache.drawn)  # (B, 1, d_model)
-        written = self.written_rows(token[:, None])
+        fed = self.rows_fed(token[:, None])
         for layer, layer_cache in zip(self.decoder, cache.layers, strict=True):
-            y = layer.step(y, layer_cache, t, cache.memory_mask, written)
+            y = layer.step(y, layer_cache, t, cache.memory_mask, fed)
         cache.length = t + 1
         return (self.decoder_norm(y) @ self.embedding.weight.T)[:, 0]  # (B, vocab)
 

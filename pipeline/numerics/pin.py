@@ -119,3 +119,14 @@ def pin():
         return None
     os.environ.update(MODES[chosen])
     return chosen
+
+
+def pinned_environment():
+    """The variables that pin a process started elsewhere as this one is pinned (a Ray worker of the
+    search, which may import NumPy before any module of the project runs): this process's mode, and
+    its settings where this process applied them. A cluster's machines are taken to compute alike
+    (x86-64 with AVX2, as its driver); on others nothing is pinned, as pin() does there."""
+    if os.environ.get(UNPINNED_ENV) == "1":
+        return {UNPINNED_ENV: "1"}
+    chosen = mode()
+    return {MODE_ENV: chosen, **(MODES[chosen] if has_avx2() else {})}

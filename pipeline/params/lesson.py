@@ -34,6 +34,11 @@ RECIPE = RecipeParams(
     seeds=(0,),
     device="cpu",
 )
+# 'datos(1000, ...)': every accuracy the lesson prints is on 1,000 sequences, of the length it trains
+# and tests on (a claim may apply to another): what a lesson's number is read against, not a choice of
+# ours, so the report's tests of them read these rather than data.test_size
+LESSON_TEST_SIZE = 1000
+LESSON_LENGTH = 10
 # 'entrada: 2 9 2 0 0 2 6 7 9 4' / 'salida:  0 0 2 2 2 4 6 7 9 9'
 EXAMPLE_INPUT = [2, 9, 2, 0, 0, 2, 6, 7, 9, 4]
 EXAMPLE_OUTPUT = [0, 0, 2, 2, 2, 4, 6, 7, 9, 9]

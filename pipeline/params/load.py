@@ -4,21 +4,15 @@ The stages that read the length study's section load it so, and the numerics sta
 before any stage trains; the lesson's stages read their own sections only
 (pipeline/params/lesson_load.py)."""
 
-from pipeline.params.lesson_load import check_lesson, read_params_file
-from pipeline.params.model import ModelConfig
-from pipeline.params.rules import parse, section
-from pipeline.params.sections import DataParams, EvaluateParams, NormParams, ProbeParams, TrainParams
+from pipeline.params.lesson_load import LessonParams, check_lesson
+from pipeline.params.rules import parse, read_params_file, section
 from pipeline.params.study import StudyParams, check_study
 
 
 @section
-class Params:
-    data: DataParams
-    model: ModelConfig
-    train: TrainParams
-    evaluate: EvaluateParams
-    norm: NormParams
-    probe: ProbeParams
+class Params(LessonParams):
+    """The whole file: the lesson's sections and the length study's."""
+
     study: StudyParams
 
 

@@ -1,11 +1,14 @@
 """The model's section of params.yaml: ModelConfig, each field with the rule that checks it, and the
-registry of the options it names (positions, attention).
+registry of the options it names (positions, attention, norm).
 
 Each registry lists the names params.yaml accepts, with the facts about each that the parameter rules
 need, and no torch: the stages that only read results (data, report) parse their parameters without
 loading it. The model's own classes fill it as they are defined (`@POSITIONS.implements("bos")` in
 pipeline/model/positions.py), so a name is written once here and once on the class that builds it;
-a class for an unknown name, or a second class for a name, fails at import.
+a class for an unknown name, or a second class for a name, fails at import. An option marked `study`
+is the length study's: its class lives in pipeline/study/ (loaded by pipeline/study/schemes.py), and
+only a study variant may name it; the lesson's model holds the paper's options and pre-norm, which
+the lesson discusses, and refuses the study's in one line (check_lesson_model).
 """
 
 from collections.abc import Mapping
@@ -56,6 +59,7 @@ class Options(Mapping):
 
 @dataclass(frozen=True)
 class PositionRules:
+    study: bool = False  # the length study's alone (pipeline/study/positions.py)
     sinusoids: bool = False  # reads the sinusoid table: d_model must be even
     draws_positions: bool = False  # draws positions from [0, max_len): max_len must exceed training lengths
     source_rows: int = 0  # rows it adds to the source (BOS)
@@ -63,36 +67,56 @@ class PositionRules:
 
 @dataclass(frozen=True)
 class AttentionRules:
+    study: bool = False  # the length study's alone (pipeline/study/attention.py, signed_count.py)
     gated: bool = False  # a learned bias per head, started at model.sigmoid_bias
+
+
+@dataclass(frozen=True)
+class NormRules:
+    study: bool = False  # the length study's alone (pipeline/study/rezero.py)
+    closes_stack: bool = False  # leaves the stream un-normalised: a final LayerNorm closes each stack
 
 
 POSITIONS = Options(  # model.positions (pipeline/model/positions.py)
     "model.positions",
     {
         "sinusoidal": PositionRules(sinusoids=True),
-        "none_encoder": PositionRules(sinusoids=True),
+        "none_encoder": PositionRules(study=True, sinusoids=True),
         "learned": PositionRules(),
-        "randomized": PositionRules(sinusoids=True, draws_positions=True),
-        "alibi": PositionRules(),
-        "bos": PositionRules(source_rows=1),
-        "offset": PositionRules(sinusoids=True, draws_positions=True),
-        "bos_offset": PositionRules(sinusoids=True, draws_positions=True, source_rows=1),
+        "randomized": PositionRules(study=True, sinusoids=True, draws_positions=True),
+        "alibi": PositionRules(study=True),
+        "bos": PositionRules(study=True, source_rows=1),
+        "offset": PositionRules(study=True, sinusoids=True, draws_positions=True),
+        "bos_offset": PositionRules(study=True, sinusoids=True, draws_positions=True, source_rows=1),
     },
 )
 ATTENTION = Options(  # model.attention's weightings (pipeline/model/attention.py)
     "model.attention",
     {
         "softmax": AttentionRules(),
-        "log_length": AttentionRules(),
-        "sigmoid": AttentionRules(gated=True),
-        "sigmoid_log": AttentionRules(gated=True),
-        "sigmoid_st": AttentionRules(gated=True),
-        "split": AttentionRules(gated=True),
-        "hard_sigmoid": AttentionRules(gated=True),
-        "signed": AttentionRules(gated=True),
-        "none": AttentionRules(),
+        "log_length": AttentionRules(study=True),
+        "sigmoid": AttentionRules(study=True, gated=True),
+        "sigmoid_log": AttentionRules(study=True, gated=True),
+        "sigmoid_st": AttentionRules(study=True, gated=True),
+        "split": AttentionRules(study=True, gated=True),
+        "hard_sigmoid": AttentionRules(study=True, gated=True),
+        "signed": AttentionRules(study=True, gated=True),
+        "none": AttentionRules(study=True),
     },
 )
+NORMS = Options(  # model.norm's residual wrappers (pipeline/model/transformer.py)
+    "model.norm",
+    {
+        "post": NormRules(),
+        "pre": NormRules(closes_stack=True),
+        "rezero": NormRules(study=True, closes_stack=True),
+    },
+)
+
+
+def lesson_names(options):
+    """The names of `options` the lesson's model may take: those not marked the study's."""
+    return [name for name, facts in options.facts.items() if not facts.study]
 
 
 def attention_kinds(attention):
@@ -117,7 +141,7 @@ class ModelConfig:
     dropout: float_in(0.0, 1.0)
     # post: LayerNorm(x + F(x)) as the paper; pre: x + F(LayerNorm(x)); rezero: x + a F(x), a learned
     # scalar from 0 (Bachlechner et al., 2020), no LayerNorm inside a stack: one closes it
-    norm: one_of("post", "pre", "rezero")
+    norm: one_of(*NORMS)
     positions: one_of(*POSITIONS)
     attention: per_kind(tuple(ATTENTION), KINDS)  # one name, or one per kind
     sigmoid_bias: ANY_FLOAT  # sigmoid attention's learned b_h at the start
@@ -147,18 +171,6 @@ def check_config(key, config, train_lengths=()):
             f"{key}.attention = {config.attention}: cross-attention 'none' leaves the decoder blind to the "
             "input; 'none' is for the encoder's or the decoder's self-attention (none/sigmoid/sigmoid)"
         )
-    encoder, decoder, cross = attention_kinds(config.attention)
-    if "signed" in (encoder, decoder):
-        raise ConfigError(
-            f"{key}.attention = {config.attention}: 'signed' is a cross-attention that also reads the "
-            "decoder's input; name it third (none/none/signed)"
-        )
-    if cross == "signed" and (encoder != "none" or config.positions != "bos"):
-        raise ConfigError(
-            f"{key}.attention = {config.attention} with positions {config.positions}: the signed count "
-            "reads the tokens written through the encoder as it reads the input, which is the same "
-            "rows only where the encoder sees each token alone: encoder attention none, positions bos"
-        )
     scheme = POSITIONS.facts[config.positions]
     if scheme.sinusoids and config.d_model % 2:
         raise ConfigError(f"{key}.d_model = {config.d_model} must be even for {config.positions} positions")
@@ -167,3 +179,18 @@ def check_config(key, config, train_lengths=()):
             f"{key}.positions = {config.positions} draws positions from [0, max_len) = "
             f"[0, {config.max_len}): max_len must exceed the longest training length, {max(train_lengths)}"
         )
+
+
+def check_lesson_model(key, config):
+    """The lesson's model takes the paper's options and pre-norm; a name only the length study's
+    variants take is refused, naming where it goes."""
+    named = [("positions", config.positions, POSITIONS), ("norm", config.norm, NORMS)]
+    named += [("attention", name, ATTENTION) for name in attention_kinds(config.attention)]
+    in_variant = {"positions": "positions", "attention": "attention", "norm": "model.norm"}
+    for field, name, options in named:
+        if options.facts[name].study:
+            raise ConfigError(
+                f"{key}.{field} = {getattr(config, field)}: '{name}' is one of the length study's options; "
+                f"the lesson's model takes {', '.join(lesson_names(options))} (a study variant takes it: "
+                f"study.variants.<name>.{in_variant[field]})"
+            )

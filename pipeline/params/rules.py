@@ -12,10 +12,12 @@ import dataclasses
 import difflib
 import functools
 import math
+from pathlib import Path
 from typing import Annotated, Literal
 
 import annotated_types as constraint
 import pydantic
+import yaml
 from pydantic_core import ArgsKwargs, PydanticCustomError
 
 from pipeline.infra.errors import ConfigError
@@ -186,6 +188,28 @@ def parse(cls, raw, prefix=""):
         return _adapter(cls).validate_python(raw)
     except pydantic.ValidationError as err:
         raise config_error(err, prefix) from None
+
+
+def read_params_file(path="params.yaml"):
+    """params.yaml's mapping as read, or one clear error where the file is missing or not YAML."""
+    path = Path(path)
+    try:
+        return yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path} not found: run from the project root") from None
+    except yaml.YAMLError as err:
+        where = getattr(err, "problem_mark", None)
+        line = f" at line {where.line + 1}" if where else ""
+        raise ConfigError(f"{path} is not valid YAML{line}: {getattr(err, 'problem', err)}") from None
+
+
+def load_sections(cls, path="params.yaml"):
+    """The sections of params.yaml that `cls` (a section whose fields are sections) names, read and
+    checked; the file's other sections left unread, so a stage that reads one depends on no other's
+    rules (the numerics stage, which runs before any training, checks the whole file)."""
+    raw = read_params_file(path)
+    names = {f.name for f in dataclasses.fields(cls)}
+    return parse(cls, {k: v for k, v in raw.items() if k in names} if isinstance(raw, dict) else raw)
 
 
 def as_dict(obj):

@@ -3,6 +3,7 @@ study's model, recipe and data with the variant's positions, attention and own v
 them), and the rules those values must keep."""
 
 import dataclasses
+import functools
 from typing import Annotated
 
 import pydantic
@@ -13,6 +14,7 @@ from pipeline.params.model import (
     KINDS,
     POSITIONS,
     ModelConfig,
+    attention_kinds,
     check_config,
     check_heads,
     longest_source,
@@ -137,6 +139,14 @@ class StudyParams:
     diagnosis_lengths: LENGTHS
     seed: NATURAL
 
+    @functools.cached_property
+    def recipes(self):
+        """{variant name: what it trains with, (config, recipe, data)}: resolved once, when the
+        study's rules check them (check_study), and read from here after."""
+        return {
+            name: variant_recipe(v, self.model, self.train, self.data) for name, v in self.variants.items()
+        }
+
 
 # ------------------------------------------------------------------------------- the variants
 
@@ -167,12 +177,30 @@ HANDSET_SHAPE = {"d_model": 32, "heads": 4, "positions": "bos", "norm": "post"}
 def check_handset_fits(config, key="init"):
     """The construction needs the sums model at the lesson's width: refuse anything else up front."""
     wrong = {k: v for k, v in HANDSET_SHAPE.items() if getattr(config, k) != v}
-    if wrong or config.d_ff < 2 * DIGITS or config.attention.split("/")[1:] != ["sigmoid", "sigmoid"]:
+    if wrong or config.d_ff < 2 * DIGITS or attention_kinds(config.attention)[1:] != ("sigmoid", "sigmoid"):
         raise ConfigError(
             f"{key} = handset needs d_model 32, 4 heads, d_ff >= 20, post-norm, positions bos and sigmoid "
             f"attention in the decoder (softmax, sigmoid or none in the encoder); this variant has "
             f"d_model {config.d_model}, {config.heads} heads, d_ff {config.d_ff}, {config.norm}-norm, "
             f"positions {config.positions}, attention {config.attention}"
+        )
+
+
+def check_signed_count(key, config):
+    """The signed count (pipeline/study/signed_count.py) is a cross-attention that reads the tokens
+    written through the encoder as it reads the input: the same rows only where the encoder sees each
+    token alone."""
+    encoder, decoder, cross = attention_kinds(config.attention)
+    if "signed" in (encoder, decoder):
+        raise ConfigError(
+            f"{key}.attention = {config.attention}: 'signed' is a cross-attention that also reads the "
+            "decoder's input; name it third (none/none/signed)"
+        )
+    if cross == "signed" and (encoder != "none" or config.positions != "bos"):
+        raise ConfigError(
+            f"{key}.attention = {config.attention} with positions {config.positions}: the signed count "
+            "reads the tokens written through the encoder as it reads the input, which is the same "
+            "rows only where the encoder sees each token alone: encoder attention none, positions bos"
         )
 
 
@@ -195,9 +223,9 @@ def check_study(study: StudyParams):
             f"study.bar.lengths = {[low, high]} is invalid: expected [first, last] with first <= last"
         )
     check_seed_sets(study.search_seeds)
-    for name, variant in study.variants.items():
-        config, recipe, data = variant_recipe(variant, study.model, study.train, study.data)
+    for name, (config, recipe, data) in study.recipes.items():
         key, lengths = f"study.variants.{name}", data.train_lengths
+        check_signed_count(key, config)
         check_config(key, config, lengths)
         if max(lengths) > longest_source(config):
             raise ConfigError(

@@ -12,10 +12,10 @@ import math
 import torch
 
 from pipeline.core.loss import smoothed_loss
-from pipeline.model.transformer import DecoderLayer, EncoderLayer, Residual, Transformer, causal_mask
+from pipeline.model.transformer import Transformer, causal_mask
 from pipeline.params.model import ModelConfig
 
-SUBLAYERS = {EncoderLayer: ("self_attn", "ffn"), DecoderLayer: ("self_attn", "cross_attn", "ffn")}
+SUBLAYERS = {"encoder": ("self_attn", "ffn"), "decoder": ("self_attn", "cross_attn", "ffn")}
 
 
 def seeded_model(config: ModelConfig, seed, dtype=torch.float32):
@@ -28,16 +28,16 @@ def seeded_model(config: ModelConfig, seed, dtype=torch.float32):
 
 
 def sublayer_sites(model: Transformer):
-    """(stack, layer index, sublayer name, its Residual wrapper) from the input upwards."""
+    """(stack, layer index, sublayer name, its residual wrapper) from the input upwards."""
     for stack, layers in (("encoder", model.encoder), ("decoder", model.decoder)):
         for i, layer in enumerate(layers):
-            for name, residual in zip(SUBLAYERS[type(layer)], layer.sub, strict=True):
+            for name, residual in zip(SUBLAYERS[stack], layer.sub, strict=True):
                 yield stack, i, name, residual
 
 
 @contextlib.contextmanager
 def capture_sublayer_inputs(model: Transformer):
-    """Collect the input x of every Residual wrapper (the residual stream entering each sublayer)
+    """Collect the input x of every residual wrapper (the residual stream entering each sublayer)
     during the forward passes inside the block; the hooks are removed on exit."""
     captured, handles = {}, []
 
@@ -72,16 +72,10 @@ def sublayer_grad_norms(model: Transformer, batch, label_smoothing):
 # ------------------------------------------------------------------ stacks with or without the sum
 
 
-def wrap(residual: Residual, x, sublayer, with_sum):
-    """One sublayer as the model wraps it (dropout off), or the same without adding x back."""
-    if residual.norm == "rezero":
-        out = residual.scale * sublayer(x)
-        return x + out if with_sum else out
-    if residual.norm == "pre":
-        out = sublayer(residual.ln(x))
-        return x + out if with_sum else out
-    out = sublayer(x)
-    return residual.ln(x + out if with_sum else out)
+def wrap(residual, x, sublayer, with_sum):
+    """One sublayer as the model wraps it (model.norm's wrapper; dropout is off in eval), or the same
+    without adding x back."""
+    return residual(x, sublayer) if with_sum else residual.without_sum(x, sublayer)
 
 
 def encoder_stack(model: Transformer, x, with_sum, mask=None):

@@ -13,7 +13,7 @@ import statistics
 
 import numpy as np
 
-from pipeline.core.data import load_npz
+from pipeline.core.data import load_npz, read_test_sets
 from pipeline.core.decoding import accuracy_by_length
 from pipeline.core.loop import train
 from pipeline.core.seed_axis import seed_groups
@@ -28,7 +28,7 @@ HEADLINE = ("post_seq_acc", "pre_seq_acc", "post_minus_pre")  # the rest: metric
 COLUMNS = ["seed", "norm", "retrained", "seq_acc", "loss_last100_mean"]
 
 
-NORMS = ("post", "pre")  # the lesson's comparison; a model of another norm (rezero) retrains both
+NORMS = ("post", "pre")  # the lesson's comparison: the lesson's model is one of them, the other retrained
 
 
 def compare_group(
@@ -51,8 +51,7 @@ def compare_group(
             norm: (trained[i].cpu(), statistics.fmean(losses[i][-100:]))
             for norm, (trained, losses) in retrained.items()
         }
-        if config.norm in NORMS:
-            models[config.norm] = (load_checkpoint(checkpoint_path(models_dir, seed))[0], None)
+        models[config.norm] = (load_checkpoint(checkpoint_path(models_dir, seed))[0], None)
         rows += [
             {
                 "seed": seed,
@@ -81,7 +80,7 @@ def paired_summary(post, pre):
 def compare_norms(config, recipe: TrainParams, seeds, length, batch_size, train_path, test_path, models_dir):
     """Each of `seeds` retrained with the other norm, side by side, both scored at the trained
     `length`: (the rows, one per seed and norm; the paired summary), printing each seed's pair."""
-    source = load_npz(test_path, [f"source_{length}"])[f"source_{length}"]
+    source = read_test_sets(test_path, [length])[length][0]
     groups = seed_groups(seeds, seed_processes(recipe.device))
     jobs = [(config, recipe, group, source, batch_size, train_path, models_dir) for group in groups]
     rows = [row for group_rows in run_jobs(compare_group, jobs, len(jobs)) for row in group_rows]

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from pipeline.core.batching import make_batch
-from pipeline.core.data import load_npz
+from pipeline.core.data import read_test_sets
 from pipeline.infra.errors import DataError
 from pipeline.model.checkpoint import check_fits, checkpoint_path, load_checkpoint
 from pipeline.params.sections import ProbeParams
@@ -55,7 +55,7 @@ def model_probes(p: ProbeParams, seed, length, models_dir, test_path):
     path = checkpoint_path(models_dir, seed)
     model, record = load_checkpoint(path)
     check_fits(model, [length], path)
-    batch = probe_batch(load_npz(test_path), length, GRAD_BATCH, test_path)
+    batch = probe_batch(read_test_sets(test_path), length, GRAD_BATCH, test_path)
     smoothing = record["train"]["label_smoothing"]
     trained_norm = model.config.norm
     runs = {}
@@ -134,14 +134,14 @@ def lesson6_metrics(ln, table, steps, paths, acct, decoder_block, base, paper_ac
 
 
 def probe_batch(test, length, rows, test_path):
-    """The first `rows` test sequences of one length, as a model batch."""
-    key = f"source_{length}"
-    if key not in test:
+    """The first `rows` test sequences of one length (`test`: {length: (sources, targets)}), as a
+    model batch."""
+    if length not in test:
         raise DataError(
             f"{test_path} has no sequences of length {length} (data.train_lengths[0]): "
             "add it to data.test_lengths"
         )
-    source, target = test[key][:rows], test[f"target_{length}"][:rows]
+    source, target = (a[:rows] for a in test[length])
     return make_batch(source, target, np.full(len(source), length))
 
 

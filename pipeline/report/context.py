@@ -10,10 +10,10 @@ import yaml
 
 from pipeline.infra.locale import Phrase, joined
 from pipeline.infra.outputs import by_seed, one, paired_difference, select
-from pipeline.params.study import variant_recipe
+from pipeline.params.lesson import LESSON_TEST_SIZE
 from pipeline.report.claims import counts, load_claims
 from pipeline.report.inputs import ReportParams
-from pipeline.report.judging import LESSON_TEST_SIZE, t_975
+from pipeline.report.judging import t_975
 from pipeline.report.quantities import positionless_row, shorter_untrained
 from pipeline.study.bar import best_variant, confirmation, row_reach
 from pipeline.tokens import DIGITS
@@ -211,7 +211,7 @@ def study_context(tables, meta, diagnosis, study):
             "gates": diagnosis.get("gates", {}).get(v, {}),
         }
         if v in study.variants:
-            config = variant_recipe(study.variants[v], study.model, study.train, study.data)[0]
+            config = study.recipes[v][0]
             rows[v] |= {"own": study.variants[v], "sigmoid_bias": config.sigmoid_bias}
     return {
         "bar": meta["bar"],

@@ -24,6 +24,7 @@ import math
 import statistics
 
 from pipeline.infra.locale import Phrase, joined
+from pipeline.params.lesson import LESSON_LENGTH, LESSON_TEST_SIZE
 
 EPSILON = {"float64": 2.0**-52, "float32": 2.0**-23}  # each type's machine epsilon
 
@@ -33,8 +34,6 @@ def rounding_bound(dtype, logit_max, dot_length):
     return EPSILON[dtype] * logit_max * dot_length
 
 
-LESSON_TEST_SIZE = 1000  # "datos(1000, ...)": every accuracy the lesson prints is on 1,000 sequences
-LESSON_LENGTH = 10  # the length the lesson trains and tests on, unless a claim applies to another
 # Student's t, 97.5 % point, by degrees of freedom (1..30); beyond, the normal's 1.96
 # fmt: off
 T_975 = (

@@ -8,7 +8,7 @@ A thin entry point that reads inputs and writes outputs; the work is in pipeline
 
 import time
 
-from pipeline.core.data import load_npz
+from pipeline.core.data import read_test_sets
 from pipeline.core.evaluate import evaluate_seeds, headline, length_table, print_length_table
 from pipeline.infra.entry import record_run, stage_entry, stage_paths
 from pipeline.infra.outputs import write_outputs
@@ -21,7 +21,7 @@ def main():
     start = time.perf_counter()
     params = load_lesson_params()
     lengths, seeds = params.data.test_lengths, params.train.seeds
-    test = load_npz(args.test, [f"{k}_{n}" for n in lengths for k in ("source", "target")])
+    test = read_test_sets(args.test, lengths)
     tables, by_length, example = evaluate_seeds(
         seeds, test, args.models, lengths, params.data.train_lengths, params.train.device, params.evaluate
     )

@@ -4,28 +4,53 @@
 
 Its rows take hours on two cores, so the stage is frozen in dvc.yaml and its results are committed;
 `dvc repro --force search` (or `dvc unfreeze search`, then `dvc repro`) runs the rows not yet
-recorded. The work is in pipeline/study/search.py.
+recorded. Each job (a row's group of seeds) is a Ray task: on a Ray started on this machine by
+default, on a cluster with `--address host:port` (or RAY_ADDRESS), or on the project's own process
+pool with `--local`. This process alone writes the results, a row at a time. The work is in
+pipeline/study/search.py.
 """
 
+import os
 import sys
 import time
+from pathlib import Path
 
-from pipeline.infra.entry import stage_entry, stage_paths
+import pipeline
+from pipeline.infra.entry import record_run, stage_entry, stage_paths
+from pipeline.numerics.pin import pinned_environment
 from pipeline.params.load import load_params
 from pipeline.study.search import load_rows, run_search
+
+SPREAD = {
+    "address": ("a Ray cluster to join, host:port (default: $RAY_ADDRESS, else a Ray on this machine)", None)
+}
 
 
 @stage_entry
 def main():
-    args = stage_paths(__doc__, "rows", "out")
+    args = stage_paths(
+        __doc__, "rows", "out", flags={"local": "the project's process pool instead of Ray"}, options=SPREAD
+    )
     start = time.perf_counter()
     params = load_params()
+    rows = load_rows(args.rows)
+    address = args.address or os.environ.get("RAY_ADDRESS")
     try:
-        run_search(params.study, params.evaluate.batch_size, load_rows(args.rows), args.out)
+        if args.local:
+            run_search(params.study, params.evaluate.batch_size, rows, args.out)
+        else:
+            from pipeline.infra.ray_pool import ray_session  # Ray's import, for this run alone
+
+            code = [Path(pipeline.__file__).parent]  # every worker imports this very code
+            with ray_session(address, env=pinned_environment(), ship=code) as run:
+                run_search(params.study, params.evaluate.batch_size, rows, args.out, run=run)
     except KeyboardInterrupt:
         print(f"interrupted: the rows finished so far are in {args.out}", file=sys.stderr)
         sys.exit(130)
     print(f"search: done in {time.perf_counter() - start:.0f} s; results in {args.out}")
+    record_run(
+        "search", time.perf_counter() - start, spread="local pool" if args.local else address or "local Ray"
+    )
 
 
 if __name__ == "__main__":

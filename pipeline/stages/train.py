@@ -12,7 +12,6 @@ folders and moved into place only when every seed has finished: all of them or n
 import time
 
 from pipeline.core.train import loss_headline, train_seeds
-from pipeline.infra import files
 from pipeline.infra.entry import record_run, stage_entry, stage_paths
 from pipeline.infra.outputs import stage_outputs
 from pipeline.params.lesson_load import load_lesson_params
@@ -29,7 +28,7 @@ def main():
             params.model, params.train, params.data.train_lengths, args.data, models, out.detail
         )
         out.headline = metrics = loss_headline(runs, params.train.label_smoothing)
-        files.write_json(out.detail / "device.json", {"device": runs[0]["device"]})
+        out.file("device.json", {"device": runs[0]["device"]})
     for run in runs:
         print(f"seed {run['seed']}: final loss {run['loss_final']:.3f} in {run['seconds']:.1f} s")
     print(

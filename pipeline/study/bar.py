@@ -10,7 +10,7 @@ import statistics
 
 from pipeline.params.model import uses_sigmoid_bias
 from pipeline.params.rules import as_dict
-from pipeline.params.study import StudyParams, StudyTrainParams, variant_recipe
+from pipeline.params.study import StudyParams, StudyTrainParams
 
 # ------------------------------------------------------------------------------------ standing
 
@@ -91,7 +91,7 @@ def recipe_of(study: StudyParams, name):
     """What a row or a study variant trains: everything that decides its result (the sigmoid's bias
     only where some attention is a sigmoid, the count hint only where it is on; not the seeds, which
     each seed's result stands for)."""
-    config, recipe, data = variant_recipe(study.variants[name], study.model, study.train, study.data)
+    config, recipe, data = study.recipes[name]
     model = as_dict(config)
     if not uses_sigmoid_bias(model["attention"]):
         del model["sigmoid_bias"]
@@ -106,11 +106,7 @@ def recipe_of(study: StudyParams, name):
 
 def study_seeds(study: StudyParams):
     """Every seed the study's variants train (study.train.seeds and any a variant names for itself)."""
-    return {
-        s
-        for variant in study.variants.values()
-        for s in variant_recipe(variant, study.model, study.train, study.data)[1].seeds
-    }
+    return {s for _, recipe, _ in study.recipes.values() for s in recipe.seeds}
 
 
 def held_out(study: StudyParams):

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
+import pipeline.study.schemes  # noqa: F401  the study's options fill the model's registries
 from pipeline.core.batching import decoder_input
 from pipeline.infra.workers import set_up_worker
 from pipeline.model.checkpoint import load_checkpoint

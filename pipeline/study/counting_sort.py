@@ -85,6 +85,7 @@ import math
 
 import torch
 
+import pipeline.study.schemes  # noqa: F401  the study's options fill the model's registries
 from pipeline.model.transformer import Transformer
 from pipeline.params import lesson
 from pipeline.params.study import HANDSET_SHAPE, check_handset_fits

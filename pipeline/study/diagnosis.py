@@ -12,10 +12,10 @@ import torch
 
 from pipeline.core.batching import decoder_input, make_batch
 from pipeline.core.decoding import accuracy_by_length, decode_set, sorted_tests, teacher_forced
-from pipeline.model.attention import Sigmoid
-from pipeline.model.hooks import attention_weights, rounded_gates
+from pipeline.model.hooks import attention_weights
 from pipeline.model.transformer import MultiHeadAttention
 from pipeline.params.model import longest_source
+from pipeline.study.attention import Sigmoid, rounded_gates
 from pipeline.tokens import DIGITS
 
 # What the diagnosis keeps of each trained variant (the pipeline's checkpoints keep everything).

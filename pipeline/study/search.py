@@ -18,16 +18,17 @@ import json
 import statistics
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 from pipeline.core.loop import FAR_ABOVE, RUNNING_WINDOW
 from pipeline.core.seed_axis import seed_groups
-from pipeline.infra import files
 from pipeline.infra.errors import ConfigError, TrainingDiverged
+from pipeline.infra.outputs import write_rows_so_far
 from pipeline.infra.pool import run_jobs
 from pipeline.infra.workers import seed_processes
 from pipeline.params.rules import as_dict
-from pipeline.params.study import StudyParams, variant_recipe, with_variant
+from pipeline.params.study import StudyParams, with_variant
 from pipeline.study.bar import bar_standing, recipe_of, study_seeds
 from pipeline.study.sets import study_test_sets
 from pipeline.study.variant import train_and_test
@@ -107,11 +108,13 @@ def by_length(accuracy, lengths):
     }
 
 
-def try_train_and_test(config, recipe, data, variant, seeds, *shared):
+def try_train_and_test(config, recipe, data, variant, seeds, tests, *shared):
     """Worker: train_and_test of `seeds` together, with a run that diverges recorded as such for
-    each of them (a failure is a result)."""
+    each of them (a failure is a result). The test sets arrive read-only through Ray's object store:
+    each is taken as its own array, as torch expects of the arrays it reads."""
+    tests = {n: np.array(sources) for n, sources in tests.items()}
     try:
-        return train_and_test(config, recipe, data, variant, seeds, *shared)
+        return train_and_test(config, recipe, data, variant, seeds, tests, *shared)
     except TrainingDiverged as err:
         return [{"failed": str(err)}] * len(seeds)
 
@@ -198,16 +201,13 @@ def recorded_seeds(done):
     return seeds
 
 
-def run_search(study: StudyParams, batch_size, rows, path, workers=None):
-    """Train and test every row not yet recorded with its recipe (each a variant of `study`, tested
-    `batch_size` rows at a time); save after each row."""
-    done = {r["name"]: r for r in read_results(path)}
-    trained = recorded_seeds(done)
+def plan_search(study: StudyParams, rows, done, trained, shared=()):
+    """What is left to run: (plan, jobs). `plan`: (row, recipe, seeds, where) for every row not yet
+    recorded with its recipe and seeds, `where` placing each of its seeds in a job (a seed another
+    row trained or plans with the same recipe is not trained again); `jobs`: the arguments of
+    try_train_and_test for each group of at most GROUP_MOST new seeds of a row, `shared` (the test
+    sets and testing values) ending each."""
     plan, jobs, planned = [], [], {}
-    bar, rows = study.bar, with_seeds(rows, study)
-    tests, _ = study_test_sets(
-        study.train, study.data, study.seed, study.max_length, study.test_size, study.diagnosis_lengths
-    )
     for row in rows:
         trying = row_study(study, row)
         recipe, seeds = recipe_of(trying, row["name"]), row["seeds"]
@@ -216,10 +216,7 @@ def run_search(study: StudyParams, batch_size, rows, path, workers=None):
             continue
         if old and stopped_by_another_rule(old):
             row = {**row, "stopped_before": old.get("stopped_before") or old["failed"]}
-        config, train_recipe, data = variant_recipe(
-            trying.variants[row["name"]], trying.model, trying.train, trying.data
-        )
-        shared = (tests, study.seed, study.diagnosis_lengths, batch_size)
+        config, train_recipe, data = trying.recipes[row["name"]]
         where, new = {}, []  # where: seed -> (job, its place in the job's seeds)
         for s in seeds:
             key = seed_key(recipe, s)
@@ -233,17 +230,26 @@ def run_search(study: StudyParams, batch_size, rows, path, workers=None):
         for group in seed_groups(new, -(-len(new) // GROUP_MOST), together_from=1) if new else []:
             for s in group:
                 where[s] = planned[seed_key(recipe, s)] = (len(jobs), group.index(s))
-            jobs.append(
-                (
-                    config,
-                    dataclasses.replace(train_recipe, seeds=tuple(group)),
-                    data,
-                    row["name"],
-                    group,
-                    *shared,
-                )
-            )
+            recipe_of_group = dataclasses.replace(train_recipe, seeds=tuple(group))
+            jobs.append((config, recipe_of_group, data, row["name"], group, *shared))
         plan.append((row, recipe, seeds, where))
+    return plan, jobs
+
+
+def run_search(study: StudyParams, batch_size, rows, path, workers=None, run=None):
+    """Train and test every row not yet recorded with its recipe (each a variant of `study`, tested
+    `batch_size` rows at a time); save after each row. `run(function, jobs, on_result)` runs the
+    jobs (a row's group of seeds each): Ray's tasks (pipeline/infra/ray_pool.py, the stage's
+    default) or, where None, the project's process pool on this machine with `workers` processes."""
+    done = {r["name"]: r for r in read_results(path)}
+    trained = recorded_seeds(done)
+    bar, rows = study.bar, with_seeds(rows, study)
+    tests, _ = study_test_sets(
+        study.train, study.data, study.seed, study.max_length, study.test_size, study.diagnosis_lengths
+    )
+    plan, jobs = plan_search(
+        study, rows, done, trained, (tests, study.seed, study.diagnosis_lengths, batch_size)
+    )
     new = sum(len(job[4]) for job in jobs)
     print(f"search: {len(plan)} rows to run ({new} seeds to train), {len(rows) - len(plan)} recorded")
     order = [r["name"] for r in rows]
@@ -255,7 +261,7 @@ def run_search(study: StudyParams, batch_size, rows, path, workers=None):
         }
         done[row["name"]] = r = row_result(row, recipe, seeds, bar, results)
         kept = [done[n] for n in order if n in done]
-        files.write_json(path, {"bar": as_dict(bar), "rows": kept})
+        write_rows_so_far(path, {"bar": as_dict(bar)}, kept)
         print(
             f"search: {row['name']} seeds {seeds}: reach {r['reach']}, "
             f"at 20 {100 * (r['acc_20'] or 0):.1f} %, at 40 {100 * (r['acc_40'] or 0):.1f} %",
@@ -274,4 +280,7 @@ def run_search(study: StudyParams, batch_size, rows, path, workers=None):
     for row, recipe, seeds, where in plan:  # rows whose every seed was trained by another row
         if not where:
             save(row, recipe, seeds, where, finished)
-    run_jobs(try_train_and_test, jobs, workers or seed_processes(study.train.device), on_result=on_result)
+    if run is None:
+        run_jobs(try_train_and_test, jobs, workers or seed_processes(study.train.device), on_result=on_result)
+    else:
+        run(try_train_and_test, jobs, on_result)

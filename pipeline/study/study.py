@@ -25,7 +25,7 @@ from pipeline.infra.pool import run_jobs
 from pipeline.infra.workers import resolve_device, set_up_worker
 from pipeline.model.checkpoint import checkpoint_path, load_checkpoint
 from pipeline.params.model import longest_source
-from pipeline.params.study import StudyParams, variant_recipe
+from pipeline.params.study import StudyParams
 from pipeline.study.bar import bar_lengths, bar_standing, best_variant, held_out
 from pipeline.study.count_margin import measure, measured_checkpoint, measured_lengths
 from pipeline.study.count_margin import summary as count_summary
@@ -183,7 +183,7 @@ def load_variant(study: StudyParams, variant, path):
         record = json.loads(Path(path).read_text())
     except FileNotFoundError:
         raise PipelineError(f"{path} is missing: run `dvc repro variant@{variant}`") from None
-    expected = description(*variant_recipe(study.variants[variant], study.model, study.train, study.data))
+    expected = description(*study.recipes[variant])
     stale = [k for k, v in expected.items() if record.get(k) != v]
     if stale:
         raise PipelineError(

@@ -18,6 +18,7 @@ import time
 import torch
 from torch import nn
 
+import pipeline.study.schemes  # noqa: F401  the study's options fill the model's registries
 from pipeline.core.batching import batch_indices
 from pipeline.core.loop import train
 from pipeline.core.loss import training_loss
@@ -25,11 +26,11 @@ from pipeline.core.seed_axis import seed_groups
 from pipeline.core.train import save_trained
 from pipeline.infra.pool import run_jobs
 from pipeline.infra.workers import seed_processes, set_up_worker
-from pipeline.model.positions import Randomized
 from pipeline.model.transformer import Transformer
 from pipeline.params.model import longest_source
 from pipeline.study.counting_sort import counting_sort_model
 from pipeline.study.diagnosis import VARIANT_DIAGNOSIS, diagnose, gate_biases, length_accuracy
+from pipeline.study.positions import Randomized
 from pipeline.study.sets import training_set
 from pipeline.tokens import IGNORE
 

@@ -9,6 +9,7 @@ import argparse
 
 import torch
 
+import pipeline.study.schemes  # noqa: F401  a study variant's checkpoint needs the study's options
 from pipeline.core.decoding import greedy
 from pipeline.infra.entry import stage_entry
 from pipeline.infra.errors import PipelineError

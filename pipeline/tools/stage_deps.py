@@ -89,16 +89,26 @@ def with_parents(name):
     return {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
 
 
+def only_a_docstring(path):
+    """A package's __init__.py that holds nothing but its docstring: importing it runs no code, so it
+    is no code dependency (the day it holds a statement, it is one again, and this tool says so)."""
+    body = ast.parse(path.read_text()).body
+    docstring = [
+        node for node in body[:1] if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    ]
+    return path.name == "__init__.py" and body == docstring
+
+
 def import_closure(module):
     """Every project source file that `python -m <module>` executes, and the data files they read,
-    as repository-relative paths."""
+    as repository-relative paths; a package marker that holds only its docstring left out."""
     seen, todo = set(), [run_module(module)]
     while todo:
         for name in with_parents(todo.pop()):
             if name not in seen:
                 seen.add(name)
                 todo += sorted(imported_modules(module_file(name)))
-    files = {module_file(name) for name in seen}
+    files = {module_file(name) for name in seen} - set(filter(only_a_docstring, map(module_file, seen)))
     return {path.relative_to(ROOT).as_posix() for path in files} | set().union(*map(data_read_by, files))
 
 

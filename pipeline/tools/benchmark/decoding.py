@@ -101,7 +101,7 @@ def decoders(rows, beam_size, alpha):
     model = Transformer(lesson.MODEL).eval()
     source = synthetic_rows(rows, LENGTH, seed=1)["source"]
     src = torch.as_tensor(source, dtype=torch.long)
-    test = {f"source_{LENGTH}": source, f"target_{LENGTH}": np.sort(source, axis=1)}
+    test = {LENGTH: (source, np.sort(source, axis=1))}
     return {
         "greedy, re-running the decoder": lambda: greedy(model, src),
         "greedy, cached": lambda: greedy_cached(model, src),

@@ -12,13 +12,13 @@ import pandas as pd
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+import pipeline.study.schemes  # noqa: F401  the study's options fill the model's registries
 from pipeline.core.batching import batch_indices, make_batch
 from pipeline.core.data import synthetic_rows
 from pipeline.core.loop import train
 from pipeline.core.loss import smoothed_loss
 from pipeline.model.reference import ReferenceTransformer
 from pipeline.model.transformer import Transformer, count_parameters
-from pipeline.params.study import variant_recipe
 from pipeline.study.sets import training_set
 from pipeline.tokens import VOCAB
 from pipeline.tools.benchmark.timing import cores, round_robin, spread_ms
@@ -189,9 +189,7 @@ def measure_study_batches(study, quick):
     """(metrics, table): per mixed-length variant of `study`, ms per step with batches padded to
     their longest row and with batches of one length (study.train.batches), and their ratio."""
     steps, rounds, warmup = (8, 1, 2) if quick else (40, 3, 5)
-    recipes = {
-        v: variant_recipe(entry, study.model, study.train, study.data) for v, entry in study.variants.items()
-    }
+    recipes = study.recipes
     mixed = [v for v, (_, _, data) in recipes.items() if len(data.train_lengths) > 1]  # several lengths
     variants = mixed[: 2 if quick else None]
     print(f"study batches: {rounds} rounds of {steps} steps, mixed against one length, per variant")
