@@ -172,6 +172,17 @@ def test_the_search_on_ray_keeps_its_bytes_and_survives_a_clusters_faults(cluste
         assert first["failed"].startswith("training diverged") and first["meets_bar"] is False
         assert "failed" not in second and second["accuracy"]
 
+    with subtests.test("no address: the stage starts a Ray of its own, with the pool's bytes"):
+        (tmp_path / "one.yaml").write_text(yaml.safe_dump(ROWS[:1], sort_keys=False))
+        run_search(study, batch, ROWS[:1], tmp_path / "one_pool.json")
+        own = subprocess.run(
+            [*stage(tmp_path)[:3], "--rows", "one.yaml", "--out", "one_ray.json"], cwd=tmp_path,
+            env=stage_env(), text=True, capture_output=True, timeout=300,
+        )  # fmt: skip
+        assert own.returncode == 0, own.stderr
+        assert (tmp_path / "one_ray.json").read_bytes() == (tmp_path / "one_pool.json").read_bytes()
+        assert json.loads((tmp_path / "runs/search.json").read_text())["spread"] == "a Ray on this machine"
+
     with subtests.test("no cluster at the address given: one line, nothing written"):
         (tmp_path / "search.json").unlink()
         refused = subprocess.run(

@@ -40,17 +40,24 @@ def check_reachable(address):
 
 @contextlib.contextmanager
 def ray_session(address=None, env=None, ship=()):
-    """Ray for the block: joined at `address`, or started on this machine. `env`: variables every
-    worker starts with (before it imports anything); `ship`: the local packages every worker imports,
-    sent with the job (Ray's runtime_env), so that a cluster's machines need the same venv only."""
+    """Ray for the block: joined at `address`, or started on this machine for this run alone (a
+    cluster already running here is joined only when named). `env`: variables every worker starts
+    with (before it imports anything); `ship`: the local packages every worker imports, sent with
+    the job (Ray's runtime_env), so that a cluster's machines need the same venv only."""
     if address:
         check_reachable(address)
     runtime_env = {"env_vars": dict(env or {}), "py_modules": [str(p) for p in ship]}
     own = signal.getsignal(signal.SIGTERM)
     try:
-        ray.init(address=address, runtime_env=runtime_env, include_dashboard=False, logging_level="WARNING")
+        # "local": a Ray of this run's own, never one that happens to run on this machine
+        ray.init(
+            address=address or "local",
+            runtime_env=runtime_env,
+            include_dashboard=False,
+            logging_level="WARNING",
+        )
     except ConnectionError as err:
-        raise ConfigError(f"no Ray cluster at {address or 'auto'}: {err}") from None
+        raise ConfigError(f"no Ray cluster at {address}: {err}") from None
     signal.signal(signal.SIGTERM, own)  # Ray's driver exits on SIGTERM; the stage's own way is kept
     try:
         yield run_tasks

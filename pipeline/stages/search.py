@@ -48,9 +48,8 @@ def main():
         print(f"interrupted: the rows finished so far are in {args.out}", file=sys.stderr)
         sys.exit(130)
     print(f"search: done in {time.perf_counter() - start:.0f} s; results in {args.out}")
-    record_run(
-        "search", time.perf_counter() - start, spread="local pool" if args.local else address or "local Ray"
-    )
+    spread = "the local pool" if args.local else address or "a Ray on this machine"
+    record_run("search", time.perf_counter() - start, spread=spread)
 
 
 if __name__ == "__main__":
