@@ -13,13 +13,10 @@ pipeline/study/search.py.
 import os
 import sys
 import time
-from pathlib import Path
 
-import pipeline
 from pipeline.infra.entry import record_run, stage_entry, stage_paths
-from pipeline.numerics.pin import pinned_environment
 from pipeline.params.load import load_params
-from pipeline.study.search import load_rows, run_search
+from pipeline.study.search import load_rows, on_ray, run_search
 
 SPREAD = {
     "address": ("a Ray cluster to join, host:port (default: $RAY_ADDRESS, else a Ray on this machine)", None)
@@ -39,10 +36,7 @@ def main():
         if args.local:
             run_search(params.study, params.evaluate.batch_size, rows, args.out)
         else:
-            from pipeline.infra.ray_pool import ray_session  # Ray's import, for this run alone
-
-            code = [Path(pipeline.__file__).parent]  # every worker imports this very code
-            with ray_session(address, env=pinned_environment(), ship=code) as run:
+            with on_ray(address) as run:
                 run_search(params.study, params.evaluate.batch_size, rows, args.out, run=run)
     except KeyboardInterrupt:
         print(f"interrupted: the rows finished so far are in {args.out}", file=sys.stderr)

@@ -21,12 +21,14 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+import pipeline
 from pipeline.core.loop import FAR_ABOVE, RUNNING_WINDOW
 from pipeline.core.seed_axis import seed_groups
 from pipeline.infra.errors import ConfigError, TrainingDiverged
 from pipeline.infra.outputs import write_rows_so_far
 from pipeline.infra.pool import run_jobs
 from pipeline.infra.workers import seed_processes
+from pipeline.numerics.pin import pinned_environment
 from pipeline.params.rules import as_dict
 from pipeline.params.study import StudyParams, with_variant
 from pipeline.study.bar import bar_standing, recipe_of, study_seeds
@@ -234,6 +236,15 @@ def plan_search(study: StudyParams, rows, done, trained, shared=()):
             jobs.append((config, recipe_of_group, data, row["name"], group, *shared))
         plan.append((row, recipe, seeds, where))
     return plan, jobs
+
+
+def on_ray(address=None):
+    """Ray for a search (pipeline/infra/ray_pool.py, imported here alone): joined at `address` or
+    started on this machine, every worker pinned to this process's numerics and importing this very
+    code; yields the `run` that run_search takes."""
+    from pipeline.infra.ray_pool import ray_session  # Ray's import, for a run on Ray alone
+
+    return ray_session(address, env=pinned_environment(), ship=[Path(pipeline.__file__).parent])
 
 
 def run_search(study: StudyParams, batch_size, rows, path, workers=None, run=None):

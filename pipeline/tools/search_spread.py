@@ -18,8 +18,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import pipeline
-from pipeline.numerics.pin import pinned_environment
 from pipeline.params.load import load_params
 from pipeline.study.search import load_rows, plan_search, run_search, with_seeds
 
@@ -44,11 +42,15 @@ def makespan(durations, slots):
     return max(free)
 
 
-def whole_search_tasks(study):
-    """(steps, seeds) of every task of the rows file's search run from an empty results file."""
-    rows = with_seeds(load_rows(ROOT / "pipeline/study/search.yaml"), study)
-    _, jobs = plan_search(study, rows, {}, {})
+def search_tasks(study, rows):
+    """(steps, seeds) of every task of a search of `rows` run from an empty results file."""
+    _, jobs = plan_search(study, with_seeds(rows, study), {}, {})
     return [(recipe.steps, len(seeds)) for _, recipe, _, _, seeds in jobs]
+
+
+def whole_search_tasks(study):
+    """search_tasks of the rows file's whole search."""
+    return search_tasks(study, load_rows(ROOT / "pipeline/study/search.yaml"))
 
 
 def timed(run_it):
@@ -65,8 +67,7 @@ def main(argv=None):
     params = load_params(ROOT / "params.yaml")
     rows = shortened(load_rows(ROOT / "pipeline/study/search.yaml")[: args.rows], args.steps)
     study, batch = params.study, params.evaluate.batch_size
-    tasks = args.rows  # a row's screen seeds (at most three) are one task
-    from pipeline.infra.ray_pool import ray_session  # Ray's import, here only
+    tasks = len(search_tasks(study, rows))
 
     with tempfile.TemporaryDirectory() as folder:
         pool, spread = Path(folder, "pool.json"), Path(folder, "ray.json")
@@ -75,7 +76,7 @@ def main(argv=None):
 
         def on_ray():
             start = time.perf_counter()
-            with ray_session(None, env=pinned_environment(), ship=[Path(pipeline.__file__).parent]) as run:
+            with on_ray() as run:
                 with_ray["start"] = time.perf_counter() - start
                 run_search(study, batch, rows, spread, run=run)
 
