@@ -62,6 +62,12 @@ TINY = {
         "max_length": 8,
         "test_size": 8,
         "diagnosis_lengths": [3, LONGEST],
+        "verdict": {  # the verdict at the tiny lengths, judging whichever variants a test names
+            "max_length": LONGEST + 2,
+            "test_size": 8,
+            "table_lengths": [3, LONGEST],
+            "bar": {"accuracy": 0.99, "lengths": [1, LONGEST + 2], "seed_floor": 0.98, "min_seeds": 1},
+        },
     },
 }
 # the straight-through gate trains like sigmoid; signed is a cross-attention only (its mixes below)
@@ -258,6 +264,7 @@ def run_params(model_class, study_class):
         _, positions, attention, norm, dropout, max_len = study_class
         model = {"norm": norm, "dropout": dropout, "max_len": max_len}
         raw["study"]["variants"] = {"v": {"positions": positions, "attention": attention, "model": model}}
+    raw["study"]["verdict"]["variants"] = list(raw["study"]["variants"])  # the verdict judges it
     return raw
 
 

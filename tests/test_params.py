@@ -78,6 +78,19 @@ BAD = [
     (with_value("train.stpes", 5), ["unknown parameter train.stpes", "did you mean train.steps"]),
     (with_value("modle", {}), ["unknown parameter modle", "did you mean model"]),
     (without("train.warmup"), ["train", "missing", "warmup"]),
+    (with_value("study.verdict.seed", 0), ["study.verdict.seed = 0", "study.seed", "sequences of its own"]),
+    (
+        with_value("study.verdict.variants", ["nope"]),
+        ["study.verdict.variants", "nope", "not in study.variants"],
+    ),
+    (with_value("study.verdict.table_lengths", [20, 120]), ["length 120", "study.verdict.max_length = 100"]),
+    (with_value("study.verdict.kinds", ["uniform", "sorted"]), ["study.verdict.kinds[1]", "'sorted'"]),
+    (
+        with_value(
+            "study.verdict.bar", {"accuracy": 0.99, "lengths": [40, 1], "seed_floor": 0.98, "min_seeds": 20}
+        ),
+        ["study.verdict.bar.lengths = [40, 1]"],
+    ),
     (with_value("train", [1, 2]), ["train must be a mapping"]),
 ]
 

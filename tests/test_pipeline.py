@@ -56,8 +56,8 @@ def test_dvc_repro_writes_the_metrics(reproduced_clone):
     assert (repo / "models/seed_0.pt").exists() and (repo / "models/seed_1.pt").exists()
     for variant in ("bos_mixed", "bos_mixed_sums"):  # each variant's checkpoints, committed
         assert sorted(p.name for p in (repo / "metrics/variants" / variant).iterdir()) == [
-            "seed_100.pt",
-            "seed_101.pt",
+            "seed_200.pt",
+            "seed_201.pt",
         ]
     assert (repo / "metrics/train/seed_1/plots/metrics/loss.tsv").read_text().count("\n") == 31
     assert "step    30  loss" in output  # the greppable progress line

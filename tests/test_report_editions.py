@@ -15,6 +15,7 @@ import pytest
 
 from pipeline.infra.locale import KEPT as NO_PROSE
 from pipeline.infra.locale import Writer, canonical
+from pipeline.infra.markdown import heading_anchor
 from pipeline.params.load import load_params
 from pipeline.params.model import ATTENTION, POSITIONS
 from pipeline.params.study import StudyDataParams, StudyModelParams, StudyTrainParams
@@ -113,10 +114,7 @@ def test_each_edition_links_the_other_at_the_top(pages):
     assert "[APPENDIX.es.md](APPENDIX.es.md#cada-afirmación)" in pages["README.es.md"]
 
 
-def slug(heading):
-    """GitHub's anchor for a heading: lower case, punctuation dropped (accented letters kept),
-    spaces as hyphens."""
-    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+slug = heading_anchor  # the one the pages link with
 
 
 def anchors(text):

@@ -32,6 +32,13 @@ TINY_STUDY = {  # a study that trains in seconds: two variants, one with fewer s
         "max_length": 5,
         "test_size": 8,
         "diagnosis_lengths": [3],
+        "verdict": {
+            "variants": ["base"],
+            "max_length": 5,
+            "test_size": 8,
+            "table_lengths": [5],
+            "bar": {"accuracy": 0.99, "lengths": [1, 5], "seed_floor": 0.98, "min_seeds": 1},
+        },
     }
 }
 
@@ -104,9 +111,9 @@ def test_a_variants_checkpoints_are_outputs_and_sort_digits(tmp_path, capsys):
     sort.main(["--checkpoint", str(tmp_path / "base/seed_100.pt"), "3", "1", "2"])
     printed = capsys.readouterr().out
     assert "input : 3 1 2" in printed and "trained on lengths [1, 2, 3]" in printed
-    with pytest.raises(SystemExit):  # the BOS takes one of max_len's positions: 16 digits do not fit
-        sort.main(["--checkpoint", str(tmp_path / "base/seed_100.pt"), "1" * 16])
-    assert "more than this model's 15" in capsys.readouterr().err
+    # its source carries no positions: built for 40 digits, though its max_len holds 15
+    sort.main(["--checkpoint", str(tmp_path / "base/seed_100.pt"), "21" * 20])
+    assert "input : " + " ".join("21" * 20) in capsys.readouterr().out
 
 
 def test_the_default_study_trains_the_searchs_best_confirmed_row():

@@ -50,6 +50,7 @@ ROWS = [
 def study_params():
     raw = laid_over(PARAMS_YAML, STUDY)
     raw["study"]["variants"] = {"base": {"positions": "bos", "attention": "softmax"}}
+    raw["study"]["verdict"]["variants"] = ["base"]
     return raw
 
 

@@ -35,13 +35,25 @@ TINY = {
                 "train": {"count_hint": 0.1},
                 "data": {"repeats": 0.25},
             },
+            "sums_count_hint_repeats": {
+                "positions": "bos",
+                "attention": "none/sigmoid/sigmoid",
+                "train": {"count_hint": 0.1},
+                "data": {"repeats": 0.25},
+            },
         },
-        "model": {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "max_len": 40},  # reads the README's 36
-        "train": {"steps": 30, "batch_size": 16, "warmup": 5, "seeds": [100, 101]},
+        "model": {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "max_len": 16},
+        "train": {"steps": 30, "batch_size": 16, "warmup": 5, "seeds": [200, 201]},
         "data": {"train_lengths": [1, 2, 3, 4, 5]},
         "max_length": 8,
         "test_size": 20,
         "diagnosis_lengths": [3, 5, 7],
+        "verdict": {
+            "max_length": 12,
+            "test_size": 10,
+            "table_lengths": [4, 8, 12],
+            "bar": {"accuracy": 0.99, "lengths": [1, 12], "seed_floor": 0.98, "min_seeds": 2},
+        },
     },
 }
 

@@ -51,3 +51,9 @@ def wrap_markdown(text, width=WIDTH):
         prefix = item.group(0) if item else ""
         out += wrap_line(line[len(prefix) :], width, first=prefix, rest=" " * len(prefix))
     return "\n".join(out)
+
+
+def heading_anchor(heading):
+    """GitHub's anchor for a heading: lower case, punctuation dropped (accented letters kept),
+    spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")

@@ -1,5 +1,6 @@
 """Checkpoints that carry their own model configuration, so evaluation never reads params.yaml."""
 
+import dataclasses
 import pickle
 import zipfile
 from pathlib import Path
@@ -9,7 +10,7 @@ import torch
 from pipeline.infra import files
 from pipeline.infra.errors import ConfigError, DataError
 from pipeline.model.transformer import Transformer
-from pipeline.params.model import ModelConfig, check_config, longest_source
+from pipeline.params.model import ModelConfig, check_config, longest_source, max_len_for, reads_any_length
 from pipeline.params.rules import as_dict, parse
 from pipeline.tokens import VOCAB
 
@@ -54,6 +55,18 @@ def load_checkpoint(path, device="cpu"):
     model.eval()
     record = {k: v for k, v in payload.items() if k not in ("state_dict", "model")}
     return model, record
+
+
+def built_for(model: Transformer, longest):
+    """The model, or where its source carries no positions and `longest` is beyond its max_len, the
+    same weights in a model built for sources of `longest` tokens: its buffers (the causal mask,
+    any sinusoids) are functions of max_len, its weights are not."""
+    if longest <= longest_source(model.config) or not reads_any_length(model.config):
+        return model
+    with torch.random.fork_rng():  # building a model draws initial weights, overwritten below
+        longer = Transformer(dataclasses.replace(model.config, max_len=max_len_for(model.config, longest)))
+    longer.load_state_dict(model.state_dict())
+    return longer.to(next(model.parameters()).device).train(model.training)
 
 
 def check_fits(model: Transformer, lengths, path):

@@ -63,6 +63,7 @@ class PositionRules:
     sinusoids: bool = False  # reads the sinusoid table: d_model must be even
     draws_positions: bool = False  # draws positions from [0, max_len): max_len must exceed training lengths
     source_rows: int = 0  # rows it adds to the source (BOS)
+    any_length: bool = False  # the source carries no positions: built for any length it is asked
 
 
 @dataclass(frozen=True)
@@ -81,11 +82,11 @@ POSITIONS = Options(  # model.positions (pipeline/model/positions.py)
     "model.positions",
     {
         "sinusoidal": PositionRules(sinusoids=True),
-        "none_encoder": PositionRules(study=True, sinusoids=True),
+        "none_encoder": PositionRules(study=True, sinusoids=True, any_length=True),
         "learned": PositionRules(),
         "randomized": PositionRules(study=True, sinusoids=True, draws_positions=True),
         "alibi": PositionRules(study=True),
-        "bos": PositionRules(study=True, source_rows=1),
+        "bos": PositionRules(study=True, source_rows=1, any_length=True),
         "offset": PositionRules(study=True, sinusoids=True, draws_positions=True),
         "bos_offset": PositionRules(study=True, sinusoids=True, draws_positions=True, source_rows=1),
     },
@@ -151,6 +152,16 @@ class ModelConfig:
 def longest_source(config):
     """The longest source the model reads: max_len, less the rows a positions scheme adds (BOS)."""
     return config.max_len - POSITIONS.facts[config.positions].source_rows
+
+
+def reads_any_length(config):
+    """Whether the model is built for any source length (its source carries no positions)."""
+    return POSITIONS.facts[config.positions].any_length
+
+
+def max_len_for(config, longest):
+    """The max_len that reads sources of `longest` tokens, BOS rows included."""
+    return longest + POSITIONS.facts[config.positions].source_rows
 
 
 def check_heads(key, sizes):

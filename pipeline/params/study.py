@@ -22,6 +22,7 @@ from pipeline.params.model import (
 from pipeline.params.rules import (
     NATURAL,
     POSITIVE_INT,
+    allowing,
     as_dict,
     float_in,
     list_of,
@@ -82,6 +83,25 @@ class BarParams:
     min_seeds: POSITIVE_INT
 
 
+# the verdict's kinds of input (pipeline/study/verdict_sets.py draws them)
+VERDICT_KINDS = ("uniform", "repeats", "long_counts")
+
+
+@section
+class VerdictParams:
+    """The study's verdict: the `variants` named, each trained on its own seeds, tested on sequences
+    of a seed of the verdict's own (`seed`, never the search's study.seed) at lengths 1..`max_length`,
+    `test_size` of each kind of input at each; a length passes only if every kind meets `bar`."""
+
+    variants: list_of(allowing(str, "a variant's name", "variant names"), unique=True)
+    kinds: list_of(one_of(*VERDICT_KINDS), unique=True)
+    max_length: POSITIVE_INT
+    test_size: POSITIVE_INT
+    table_lengths: LENGTHS  # the lengths at which the report gives every seed
+    bar: BarParams
+    seed: NATURAL
+
+
 @section
 class Variant:
     """One variant of the length study: its positions and attention, and the study.model,
@@ -138,6 +158,7 @@ class StudyParams:
     test_size: POSITIVE_INT  # sequences per length (all of them where fewer exist)
     diagnosis_lengths: LENGTHS
     seed: NATURAL
+    verdict: VerdictParams
 
     @functools.cached_property
     def recipes(self):
@@ -213,16 +234,42 @@ def check_seed_sets(seeds):
         )
 
 
-def check_study(study: StudyParams):
-    """The study's rules across values: its model's heads, the bar's lengths in order, the search's
-    seed sets apart, each variant's model fits its lengths and its recipe its batches."""
-    check_heads("study.model", study.model)
-    low, high = study.bar.lengths
+def check_bar_lengths(key, bar):
+    low, high = bar.lengths
     if low > high:
         raise ConfigError(
-            f"study.bar.lengths = {[low, high]} is invalid: expected [first, last] with first <= last"
+            f"{key}.lengths = {[low, high]} is invalid: expected [first, last] with first <= last"
         )
+
+
+def check_verdict(study: StudyParams):
+    """The verdict judges variants the study trains, on sequences nobody ranked a row by, at lengths
+    it tests."""
+    verdict = study.verdict
+    check_bar_lengths("study.verdict.bar", verdict.bar)
+    unknown = [v for v in verdict.variants if v not in study.variants]
+    if unknown:
+        raise ConfigError(f"study.verdict.variants names {unknown[0]}, which is not in study.variants")
+    if verdict.seed == study.seed:
+        raise ConfigError(
+            f"study.verdict.seed = {verdict.seed} is study.seed, whose test sequences the search ranks its "
+            "rows by: the verdict needs sequences of its own"
+        )
+    beyond = [n for n in (verdict.bar.lengths[1], *verdict.table_lengths) if n > verdict.max_length]
+    if beyond:
+        raise ConfigError(
+            f"study.verdict: length {beyond[0]} is beyond study.verdict.max_length = {verdict.max_length}"
+        )
+
+
+def check_study(study: StudyParams):
+    """The study's rules across values: its model's heads, the bars' lengths in order, the search's
+    seed sets apart, the verdict's own, each variant's model fits its lengths and its recipe its
+    batches."""
+    check_heads("study.model", study.model)
+    check_bar_lengths("study.bar", study.bar)
     check_seed_sets(study.search_seeds)
+    check_verdict(study)
     for name, (config, recipe, data) in study.recipes.items():
         key, lengths = f"study.variants.{name}", data.train_lengths
         check_signed_count(key, config)

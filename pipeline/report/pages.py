@@ -14,7 +14,7 @@ import yaml
 
 from pipeline.infra.errors import DataError
 from pipeline.infra.locale import SUPERSCRIPT, Phrase, Writer, number, percent
-from pipeline.infra.markdown import wrap_markdown
+from pipeline.infra.markdown import heading_anchor, wrap_markdown
 
 
 @jinja2.pass_context
@@ -174,6 +174,7 @@ def environment():
     env.filters.update(  # numbers, and a variant's positions and attention, in the page's way
         pct=jinja2.pass_context(lambda c, fraction, decimals=1: percent(fraction, decimals, c["lang"])),
         num=jinja2.pass_context(lambda c, value, spec="": number(value, spec, c["lang"])),
+        anchor=heading_anchor,
         positions=jinja2.pass_context(lambda c, name: c["words"]["recipe"]["positions"][name]),
         attention=jinja2.pass_context(lambda c, name: attention_named(c["words"], name)),
     )

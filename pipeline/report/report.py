@@ -9,7 +9,7 @@ from pathlib import Path
 from pipeline.infra import files
 from pipeline.infra.outputs import read_table, stage_outputs
 from pipeline.infra.pool import run_jobs
-from pipeline.report import figures, study_figures
+from pipeline.report import figures, study_figures, verdict_figure
 from pipeline.report.claims import claims_csv, counts, evaluate, load_claims
 from pipeline.report.context import report_context
 from pipeline.report.inputs import ReportParams, loss_table, read_json, read_losses
@@ -32,6 +32,7 @@ TABLES = (
     "probe/jacobian_sweep",
     "study/per_seed",
     "study/bar",
+    "verdict/per_seed",
 )
 
 
@@ -52,6 +53,7 @@ def read_metrics(saved, seeds):
     m["study_meta"] = read_json(saved / "study/meta.json")
     m["diagnosis"] = read_json(saved / "study/diagnosis.json")
     m["count_margin"] = read_json(saved / "study/count_margin.json")
+    m["verdict"] = read_json(saved / "verdict.json")
     m["numerics"] = read_json(saved / "numerics.json")
     m["device"] = read_json(saved / "train/device.json")["device"]
     return m
@@ -140,9 +142,11 @@ def draw_edition(params: ReportParams, m, claims, losses, lesson, out, saved, w)
     study_figures.plot_study_counting(diagnosis, out / "study_counting.png", w)
     study_figures.plot_count_margin(study / "count_margin.json", out / "study_count_margin.png", w)
     chosen, bar = confirmation(params.study, m["search"]["rows"]), m["study_meta"]["bar"]
-    confirm_seeds, rows = params.study.search_seeds.confirm, m["search"]["rows"]
+    rows = m["search"]["rows"]
     ladder = out / "ladder.png"
-    study_figures.plot_ladder(study / "per_seed.csv", m["study_meta"], rows, confirm_seeds, bar, ladder, w)
+    verdict = saved / "verdict/per_seed.csv"
+    study_figures.plot_ladder(study / "per_seed.csv", m["study_meta"], rows, bar, ladder, w, verdict)
+    verdict_figure.plot_verdict(saved / "verdict.json", verdict, out / "verdict.png", w)
     if chosen["variant"]:  # the search's choice, judged on the held-out seeds
         seeds_figure = out / "study_seeds.png"
         study_figures.plot_study_seeds(

@@ -58,8 +58,9 @@ def plot_study_accuracy(table_path, meta_path, path, w=ENGLISH):
             )
         style = "--" if info.get("attention", "softmax") != "softmax" else "-"  # other attention dashed
         color, trained = cycle_color(i), np.isin(x, span)
+        under = {"zorder": 1.5} if not span else {}  # the hand-set line under the trained ones it may hide
         for ax in axes:
-            ax.plot(x, mean, style, color=color, lw=1.5, label=label)
+            ax.plot(x, mean, style, color=color, lw=1.5, label=label, **under)
             ax.fill_between(x, low, high, color=color, alpha=0.18, lw=0)
             ax.plot(x[trained], mean[trained], "o", color=color, ms=4)
     beside = {"textcoords": "offset points", "fontsize": 8}
@@ -263,8 +264,9 @@ RUNGS = (
     ("search", "sinusoidal_mixed_confirm"),
     ("study", "bos_mixed"),
     ("study", "bos_mixed_sums"),
-    ("search", "repeats"),
+    ("study", "sums_count_hint_repeats"),
     ("study", "signed_count_hint_repeats"),
+    ("verdict", "signed_handset"),
     ("study", "handset"),
 )
 
@@ -272,31 +274,24 @@ RUNGS = (
 RUNG_TITLE_WIDTH = 140  # characters a line of a rung's title holds within its panel
 
 
-def repeats_row(rows, confirm_seeds):
-    """The search's repeat-heavy sums row retrained on confirmation seeds (today's set, or the five
-    of it a row was confirmed on before the set grew) whose worst seed is best."""
-    found = [
-        r
-        for r in rows
-        if (r["variant"].get("data") or {}).get("repeats")
-        and r["variant"].get("attention") == "none/sigmoid/sigmoid"
-        and len(r["seeds"]) >= 5
-        and set(r["seeds"]) <= set(confirm_seeds)
-    ]
-    return max(found, key=lambda r: r["min_seed"], default=None)
-
-
-def rung_data(where, name, per_seed, meta, rows, confirm_seeds):
-    """({seed: {length: accuracy}}, trained lengths, the row's name) of one rung, or None."""
+def rung_data(where, name, per_seed, meta, rows, verdict_rows=()):
+    """({seed: {length: accuracy}}, trained lengths, the row's name) of one rung, or None: a study
+    variant, a search row, or an untrained row of the verdict on its uniform inputs at the study's
+    lengths."""
     if where == "study":
         by_seed = variant_accuracy(per_seed, name)
         variant = meta["variants"].get(name)
         return (by_seed, variant["train_lengths"], name) if by_seed and variant else None
-    row = (
-        repeats_row(rows, confirm_seeds)
-        if name == "repeats"
-        else next((r for r in rows if r["name"] == name), None)
-    )
+    if where == "verdict":
+        longest = max(int(n) for n in meta["test_sets"])
+        at = {
+            int(r["length"]): float(r["seq_acc"])
+            for r in verdict_rows
+            if (r["variant"], r["kind"], r["decoder"]) == (name, "uniform", "greedy")
+            and int(r["length"]) <= longest
+        }
+        return ({0: at}, [], name) if at else None
+    row = next((r for r in rows if r["name"] == name), None)
     if row is None:
         return None
     return row_accuracy(row), row["recipe"]["train_lengths"], row["name"]
@@ -327,12 +322,13 @@ def rung_title(w, name, label, seeds, trained, at, bar):
     return w("ladder.title_at", label=label, seeds=seeds, at=at)
 
 
-def plot_ladder(per_seed_path, meta, rows, confirm_seeds, bar, path, w=ENGLISH):
+def plot_ladder(per_seed_path, meta, rows, bar, path, w=ENGLISH, verdict_path=None):
     per_seed = read_rows(per_seed_path)
+    verdict_rows = read_rows(verdict_path) if verdict_path else []
     rungs = [
         (w.given("rungs", name, name), d)
         for where, name in RUNGS
-        if (d := rung_data(where, name, per_seed, meta, rows, confirm_seeds))
+        if (d := rung_data(where, name, per_seed, meta, rows, verdict_rows))
     ]
     fig, axes = plt.subplots(
         len(rungs), 1, figsize=(9.5, 1.25 * len(rungs) + 0.9), sharex=True, squeeze=False

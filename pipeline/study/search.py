@@ -86,10 +86,12 @@ def with_seeds(rows, study: StudyParams):
 
 
 def row_study(study: StudyParams, row):
-    """The study with the row as its one variant, trained on the row's seeds."""
+    """The study with the row as its one variant, trained on the row's seeds (and the one variant its
+    verdict would judge: a row is ranked on the search's sequences, never the verdict's)."""
     entry = json.loads(json.dumps(row["variant"]))
     entry.setdefault("train", {})["seeds"] = row["seeds"]
-    return with_variant(study, row["name"], entry)
+    alone = dataclasses.replace(study, verdict=dataclasses.replace(study.verdict, variants=(row["name"],)))
+    return with_variant(alone, row["name"], entry)
 
 
 def command(row):

@@ -13,22 +13,23 @@ import pipeline.study.schemes  # noqa: F401  a study variant's checkpoint needs 
 from pipeline.core.decoding import greedy
 from pipeline.infra.entry import stage_entry
 from pipeline.infra.errors import PipelineError
-from pipeline.model.checkpoint import load_checkpoint
-from pipeline.params.model import longest_source
+from pipeline.model.checkpoint import built_for, load_checkpoint
+from pipeline.params.model import longest_source, reads_any_length
 from pipeline.tokens import DIGITS
 
 ASCII_DIGITS = "0123456789"[:DIGITS]
 
 
-def parse_digits(words, longest):
-    """The digits to sort, or a one-line error naming what is wrong."""
+def parse_digits(words, longest=None):
+    """The digits to sort, at most `longest` of them (None: any number), or a one-line error naming
+    what is wrong."""
     text = "".join(words).replace(",", "")
     if not text:
         raise PipelineError("give the digits to sort, e.g. `python -m pipeline.tools.sort 3 1 4 1 5`")
     bad = sorted({ch for ch in text if ch not in ASCII_DIGITS})  # not str.isdigit: '²' and '٣' are not ours
     if bad:
         raise PipelineError(f"only the digits 0-9 can be sorted; got {' '.join(repr(c) for c in bad)}")
-    if len(text) > longest:
+    if longest is not None and len(text) > longest:
         raise PipelineError(
             f"{len(text)} digits is more than this model's {longest} (its max_len, less any BOS)"
         )
@@ -49,7 +50,9 @@ def main(argv=None):
 
         path = f"models/seed_{load_params().train.seeds[0]}.pt"
     model, record = load_checkpoint(path)
-    digits = parse_digits(args.digits, longest_source(model.config))
+    longest = None if reads_any_length(model.config) else longest_source(model.config)
+    digits = parse_digits(args.digits, longest)
+    model = built_for(model, len(digits))  # a model whose source carries no positions reads any length
     output = greedy(model, torch.tensor([digits]))[0].tolist()
     expected = sorted(digits)
     verdict = "sorted correctly" if output == expected else f"WRONG, expected {' '.join(map(str, expected))}"

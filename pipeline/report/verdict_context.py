@@ -1,0 +1,80 @@
+"""The length study's verdict as the pages show it (stage verdict's record and rows): each row's
+standing, each seed at the table's lengths, and which part of a trained signed model fails first as
+the length grows, its trained readout or its count read by hand."""
+
+import statistics
+
+HANDSET = "signed_handset"  # pipeline/study/verdict.py's names
+TRAINED, READOUT = "greedy", "handset_readout"
+
+
+def first_below(at, accuracy):
+    """The first of the table's lengths (`at`: {length: {"mean", "lowest"}}) whose mean is below
+    `accuracy`, or None."""
+    return next((int(n) for n, v in at.items() if v["mean"] < accuracy), None)
+
+
+def seeds_at(rows, variant, kind, length):
+    """Every seed's exact sequences, one variant, kind and length, as trained."""
+    return [
+        r["seq_acc"]
+        for r in rows
+        if (r["variant"], r["kind"], r["decoder"], r["length"]) == (variant, kind, TRAINED, length)
+    ]
+
+
+def verdict_row(name, row, rows, accuracy):
+    """One row of the verdict with what the pages say of it: where it first fails (mean and lowest
+    seed there) and, at the table's lengths, where each decoding first falls below the bar's accuracy."""
+    first = min((n for n in row["first_failing"].values() if n is not None), default=None)
+    at_first = {}
+    for kind in row["fails_first_on"]:
+        values = seeds_at(rows, name, kind, first)
+        at_first[kind] = {"mean": statistics.fmean(values), "lowest": min(values)}
+    falls = {
+        decoder: {kind: first_below(at, accuracy) for kind, at in by_kind.items()}
+        for decoder, by_kind in row["table"].items()
+    }
+    longest = str(max(int(n) for by_kind in row["table"].values() for at in by_kind.values() for n in at))
+    at_longest = {
+        decoder: {kind: at[longest]["mean"] for kind, at in by_kind.items() if longest in at}
+        for decoder, by_kind in row["table"].items()
+    }
+    exact = all(r["seq_acc"] == 1.0 for r in rows if r["variant"] == name and r["decoder"] == TRAINED)
+    return {
+        **row,
+        "name": name,
+        "first": first,
+        "at_first": at_first,
+        "falls": falls,
+        "at_longest": at_longest,
+        "exact": exact,
+    }
+
+
+def by_seed(rows, variant, lengths):
+    """{kind: {seed: {length: exact sequences}}} of one trained variant at `lengths`, as trained."""
+    table = {}
+    for r in rows:
+        if r["variant"] == variant and r["decoder"] == TRAINED and r["length"] in lengths:
+            table.setdefault(r["kind"], {}).setdefault(str(r["seed"]), {})[r["length"]] = r["seq_acc"]
+    return table
+
+
+def verdict_context(record, per_seed):
+    """The verdict for the pages, from its record (metrics/verdict.json) and its rows (a DataFrame of
+    metrics/verdict/per_seed.csv): every row, the first trained signed one (`signed`), the first
+    trained other one (`ordinary`), the hand-set row, and every trained row's seeds at the table's
+    lengths."""
+    rows = per_seed.to_dict("records")
+    accuracy, lengths = record["bar"]["accuracy"], record["table_lengths"]
+    shown = {name: verdict_row(name, row, rows, accuracy) for name, row in record["variants"].items()}
+    trained = [v for v in shown.values() if v["trained"]]
+    return {
+        **{k: record[k] for k in ("bar", "kinds", "max_length", "test_size", "seed", "table_lengths")},
+        "rows": shown,
+        "signed": next((v for v in trained if READOUT in v["table"]), None),
+        "ordinary": next((v for v in trained if READOUT not in v["table"]), None),
+        "handset": shown.get(HANDSET),
+        "by_seed": {v["name"]: by_seed(rows, v["name"], lengths) for v in trained},
+    }

@@ -1,0 +1,75 @@
+"""The length study's verdict as one figure: each kind of input a panel, exact sequences against
+length 1-100 for each judged variant (mean over its seeds, the band their range), the signed count
+set by hand, and the trained signed count read by a hand-set readout: what the prior holds and what
+training makes of it, side by side."""
+
+import numpy as np
+
+from pipeline.report.inputs import read_json, read_rows
+from pipeline.report.style import ENGLISH, cycle_color, plt, save
+
+HANDSET = "signed_handset"  # pipeline/study/verdict.py's name for the hand-set row
+TRAINED, READOUT = "greedy", "handset_readout"
+
+
+def by_length(rows, variant, kind, decoder):
+    """{length: [exact sequences, one per seed]} of one variant, kind and decoding."""
+    found = {}
+    for r in rows:
+        if (r["variant"], r["kind"], r["decoder"]) == (variant, kind, decoder):
+            found.setdefault(int(r["length"]), []).append(float(r["seq_acc"]))
+    return dict(sorted(found.items()))
+
+
+def contiguous(lengths):
+    """The lengths 1, 2, 3, ... tested one after another, and the ones tested beyond (the table's)."""
+    run = [n for i, n in enumerate(lengths) if n == i + 1]
+    return run, lengths[len(run) :]
+
+
+def plot_verdict(record_path, per_seed_path, path, w=ENGLISH):
+    record, rows = read_json(record_path), read_rows(per_seed_path)
+    kinds, bar = record["kinds"], record["bar"]
+    fig, axes = plt.subplots(1, len(kinds), figsize=(13, 4.6), sharey=True, layout="constrained")
+    handles = {}
+    for ax, kind in zip(np.atleast_1d(axes), kinds, strict=True):
+        for i, (name, info) in enumerate(record["variants"].items()):
+            color = "black" if name == HANDSET else cycle_color(i)
+            at = by_length(rows, name, kind, TRAINED)
+            run, beyond = contiguous(list(at))
+            mean = {n: 100 * np.mean(v) for n, v in at.items()}
+            label = (
+                w("verdict_figure.handset")
+                if name == HANDSET
+                else w("verdict_figure.trained", name=w.given("variants", name), seeds=len(info["seeds"]))
+            )
+            style = {"color": color, "lw": 1.4, "ls": "--" if name == HANDSET else "-"}
+            handles[label] = ax.plot(run, [mean[n] for n in run], **style)[0]
+            if name != HANDSET:
+                low, high = ([100 * f(at[n]) for n in run] for f in (np.min, np.max))
+                ax.fill_between(run, low, high, color=color, alpha=0.18, lw=0)
+                later = run[-1:] + beyond  # dotted on from the last length of the run
+                ax.plot(later, [mean[n] for n in later], ":", color=color, lw=1)
+                ax.plot(beyond, [mean[n] for n in beyond], "o", color=color, ms=4)
+            read = by_length(rows, name, kind, READOUT)
+            if read:
+                label = w("verdict_figure.readout", name=w.given("variants", name))
+                handles[label] = ax.plot(
+                    list(read), [100 * np.mean(v) for v in read.values()], "D", color=color, mfc="white", ms=6
+                )[0]
+        ax.axhline(100 * bar["accuracy"], color="grey", ls=":", lw=1)
+        ax.set(
+            title=w(f"verdict_figure.kind.{kind}"),
+            xlabel=w("input_length"),
+            xlim=(0, record["max_length"] + 2),
+            ylim=(-3, 103),
+        )
+    np.atleast_1d(axes)[0].set_ylabel(w("sorted_exactly"))
+    handles[w("verdict_figure.beyond")] = plt.Line2D([], [], color="grey", ls=":", marker="o", ms=4, lw=1)
+    handles[w("verdict_figure.bar", bar=100 * bar["accuracy"])] = plt.Line2D(
+        [], [], color="grey", ls=":", lw=1
+    )
+    fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncol=2, fontsize=8)
+    title = w("verdict_figure.title", size=record["test_size"], longest=record["max_length"])
+    fig.suptitle(title, fontsize=10)
+    save(fig, path, w.lang)

@@ -1,0 +1,75 @@
+"""What training adds to the prior: a trained signed model decoded with its count as trained and a
+readout set by hand.
+
+Decoder layer 1's signed cross-attention writes, at each step, o = sum over digits q of
+H_q * U[:, q] (plus W^O's bias), H_q = (copies of q in the input) - (copies written), for any
+weights: the encoder sees each token alone, so a digit written has the key and value of the same
+digit in the input. U[:, q] = sum over heads of gate_h(query, key of q) * W^O_h value_h(q) is the
+direction the trained weights give digit q at this step. The hand-set readout solves o = U H for H
+(least squares, ten unknowns in d_model equations) and writes the smallest digit with H_q > 1/2,
+as the counting sort would. Where this decodes a length that the trained model does not, the count
+held it and the trained readout lost it.
+"""
+
+import math
+
+import torch
+
+from pipeline.tokens import BOS, DIGITS
+
+
+class CountReading:
+    """Hooks on decoder layer 1's signed cross-attention that keep, at each decoding step, its query
+    and its output; and each digit's key and W^O-mapped value, which do not change."""
+
+    def __init__(self, model):
+        cross = self.cross = model.decoder[0].cross
+        digits = model.rows_fed(torch.arange(DIGITS)[None])  # (1, 10, d_model): the encoder's rows
+        keys, values = cross.project_kv(digits)  # (1, h, 10, d_k)
+        self.keys = keys[0]  # (h, 10, d_k)
+        heads, d_k = cross.heads, cross.d_k
+        w_o = cross.wo.weight.view(-1, heads, d_k)  # (d_model, h, d_k)
+        self.directions = torch.einsum("mhk,hqk->hqm", w_o, values[0])  # (h, 10, d_model)
+        self.hooks = [
+            cross.wq.register_forward_hook(lambda _m, _i, out: setattr(self, "query", out)),
+            cross.wo.register_forward_hook(lambda _m, _i, out: setattr(self, "output", out)),
+        ]
+
+    def owed(self):
+        """H (B, 10), float64, from the last step's query and output."""
+        cross = self.cross
+        q = cross.split_heads(self.query)[:, :, 0]  # (B, h, d_k)
+        scores = torch.einsum("bhk,hqk->bhq", q, self.keys) / math.sqrt(cross.d_k)
+        gates = cross.weights(scores[:, :, None], None)[:, :, 0]  # (B, h, 10)
+        u = torch.einsum("bhq,hqm->bmq", gates, self.directions).double()  # (B, d_model, 10)
+        o = (self.output[:, 0] - cross.wo.bias).double()[:, :, None]  # (B, d_model, 1)
+        return torch.linalg.lstsq(u, o).solution[:, :, 0]
+
+    def remove(self):
+        for hook in self.hooks:
+            hook.remove()
+
+
+def smallest_owed(owed):
+    """The smallest digit with H_q > 1/2 (the largest H where none is)."""
+    present = owed > 0.5
+    first = present.to(torch.int8).argmax(-1)
+    return torch.where(present.any(-1), first, owed.argmax(-1))
+
+
+@torch.no_grad()
+def handset_readout(model, src):
+    """Greedy decoding of a trained signed model, each token chosen by the hand-set readout of its
+    count (module docstring) instead of its logits: (B, T) tokens."""
+    reading = CountReading(model)
+    try:
+        cache = model.start_cache(model.encode(src), steps=src.shape[1])
+        token = torch.full((src.shape[0],), BOS, dtype=torch.long, device=src.device)
+        out = []
+        for _ in range(src.shape[1]):
+            model.decode_step(token, cache)
+            token = smallest_owed(reading.owed())
+            out.append(token)
+        return torch.stack(out, dim=1)
+    finally:
+        reading.remove()
