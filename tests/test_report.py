@@ -54,7 +54,8 @@ FIRST_SCREEN = {  # each edition's verdict, its comparison table's header and it
         "does what the lesson says",
         "| what the lesson prints |",
         ["## The lesson's numbers against ours", "## The lesson's own explanations, tested",
-         "## What the figures show", "## Beyond the lesson: sorting any length", "## Every check, counted",
+         "## What the figures show", "## Beyond the lesson: sorting lengths 1-100 after training on 1-10",
+         "## Every check, counted",
          "## References", "## Glossary"],
     ),
     "README.es.md": (
@@ -62,7 +63,7 @@ FIRST_SCREEN = {  # each edition's verdict, its comparison table's header and it
         "| lo que imprime la lección |",
         ["## Los números de la lección frente a los nuestros",
          "## Las explicaciones de la lección, puestas a prueba", "## Lo que muestran las figuras",
-         "## Más allá de la lección: ordenar cualquier largo",
+         "## Más allá de la lección: ordenar los largos 1-100 tras entrenar con 1-10",
          "## Todas las comprobaciones, contadas", "## Referencias", "## Glosario"],
     ),
 }  # fmt: skip

@@ -24,8 +24,11 @@ BAR = parse_params(DEFAULT).study.bar
 
 
 def with_variants(variants, **study):
-    """params.yaml with study.variants replaced by `variants` and other study values set."""
+    """params.yaml with study.variants replaced by `variants` (which the verdict then judges) and
+    other study values set."""
     raw = with_value("study.variants", variants)
+    if isinstance(variants, dict) and variants:
+        raw["study"]["verdict"]["variants"] = list(variants)
     for key, value in study.items():  # a mapping updates the section, keeping its other values
         raw["study"][key] = raw["study"][key] | value if isinstance(value, dict) else value
     return raw
@@ -76,7 +79,7 @@ def with_variants(variants, **study):
 )
 def test_bad_study_and_position_values(dotted, value, words):
     with pytest.raises(ConfigError) as caught:
-        parse_params(with_value(dotted, value))
+        parse_params(with_variants(value) if dotted == "study.variants" else with_value(dotted, value))
     message = str(caught.value)
     assert "\n" not in message and all(word in message for word in words), message
 

@@ -22,7 +22,9 @@ from pipeline.infra.locale import Writer, number, percent  # noqa: E402
 FIGURE_WORDS = Path(__file__).with_name("figure_words.yaml")
 
 # Okabe and Ito's colours, told apart under every common colour-vision deficiency: the cycle, and names
-PALETTE = dict(blue="#0072B2", orange="#E69F00", green="#009E73", red="#D55E00", purple="#CC79A7")
+PALETTE = dict(
+    blue="#0072B2", orange="#E69F00", green="#009E73", red="#D55E00", purple="#CC79A7", sky="#56B4E9"
+)
 plt.rcParams.update({"figure.dpi": 110, "axes.grid": True, "grid.alpha": 0.3, "font.size": 10})
 plt.rcParams["axes.prop_cycle"] = plt.cycler(color=list(PALETTE.values()))
 matplotlib.colors.get_named_colors_mapping().update({f"cb:{k}": v for k, v in PALETTE.items()})  # "cb:red"

@@ -51,6 +51,8 @@ def plot_verdict(record_path, per_seed_path, path, w=ENGLISH):
                 later = run[-1:] + beyond  # dotted on from the last length of the run
                 ax.plot(later, [mean[n] for n in later], ":", color=color, lw=1)
                 ax.plot(beyond, [mean[n] for n in beyond], "o", color=color, ms=4)
+                low, high = ([100 * f(at[n]) for n in beyond] for f in (np.min, np.max))
+                ax.vlines(beyond, low, high, color=color, lw=2.5, alpha=0.35)  # the seeds' range there
             read = by_length(rows, name, kind, READOUT)
             if read:
                 label = w("verdict_figure.readout", name=w.given("variants", name))
