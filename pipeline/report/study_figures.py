@@ -64,7 +64,8 @@ def plot_study_accuracy(table_path, meta_path, path, w=ENGLISH):
             ax.fill_between(x, low, high, color=color, alpha=0.18, lw=0)
             ax.plot(x[trained], mean[trained], "o", color=color, ms=4)
     beside = {"textcoords": "offset points", "fontsize": 8}
-    axes[0].annotate(f"{bar:.0f} %", (lengths.min() + 4, bar), xytext=(2, -12), **beside)  # clear of the lines
+    # the bar's label where no line runs
+    axes[0].annotate(f"{bar:.0f} %", (lengths.min() + 4, bar), xytext=(2, -12), **beside)
     axes[0].annotate(w("study.bar_lengths", low=first, high=last), (last + 0.5, 50), xytext=(4, 0), **beside)
     axes[1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.suptitle(w("study.title"), fontsize=10, y=1.05)  # two lines, clear of the panel titles

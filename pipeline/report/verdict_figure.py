@@ -43,7 +43,10 @@ def plot_verdict(record_path, per_seed_path, path, w=ENGLISH):
                 if name == HANDSET
                 else w("verdict_figure.trained", name=w.given("variants", name), seeds=len(info["seeds"]))
             )
-            style = {"color": color, "lw": 1.4, "ls": "--" if name == HANDSET else "-"}
+            # the hand-set line and the readout's marks under the trained lines they would hide at 100 %
+            style = {"color": color, "lw": 1.4, "ls": "-", "zorder": 3}
+            if name == HANDSET:
+                style = {"color": color, "lw": 1.0, "ls": "--", "zorder": 1.5}
             handles[label] = ax.plot(run, [mean[n] for n in run], **style)[0]
             if name != HANDSET:
                 low, high = ([100 * f(at[n]) for n in run] for f in (np.min, np.max))
@@ -57,7 +60,13 @@ def plot_verdict(record_path, per_seed_path, path, w=ENGLISH):
             if read:
                 label = w("verdict_figure.readout", name=w.given("variants", name))
                 handles[label] = ax.plot(
-                    list(read), [100 * np.mean(v) for v in read.values()], "D", color=color, mfc="white", ms=6
+                    list(read),
+                    [100 * np.mean(v) for v in read.values()],
+                    "D",
+                    color=color,
+                    mfc="none",
+                    ms=6,
+                    zorder=2,
                 )[0]
         ax.axhline(100 * bar["accuracy"], color="grey", ls=":", lw=1)
         ax.set(
