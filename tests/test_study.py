@@ -135,7 +135,8 @@ def test_every_scheme_and_attention_makes_a_variant():
         "bos_mixed",
         "bos_mixed_sums",
         "signed_count_hint_repeats",
-    }  # lean: softmax, the best sums recipe the count margin diagnoses, the best
+        "sums_count_hint_repeats",
+    }  # lean: softmax, the best sums recipe the count margin diagnoses, the best, and the best less its prior
 
 
 # ------------------------------------------------------------------------------ study

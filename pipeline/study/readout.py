@@ -24,7 +24,8 @@ class CountReading:
 
     def __init__(self, model):
         cross = self.cross = model.decoder[0].cross
-        digits = model.rows_fed(torch.arange(DIGITS)[None])  # (1, 10, d_model): the encoder's rows
+        # each digit a row of its own (one token fits any max_len): the encoder's rows (1, 10, d_model)
+        digits = model.rows_fed(torch.arange(DIGITS)[:, None])[:, 0][None]
         keys, values = cross.project_kv(digits)  # (1, h, 10, d_k)
         self.keys = keys[0]  # (h, 10, d_k)
         heads, d_k = cross.heads, cross.d_k
