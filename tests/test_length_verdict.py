@@ -17,7 +17,8 @@ from pipeline.params.study import VERDICT_KINDS, BarParams
 from pipeline.study.counting_sort import SUMS
 from pipeline.study.readout import handset_readout
 from pipeline.study.signed_handset import signed_handset_model
-from pipeline.study.verdict import HANDSET, READOUT, TRAINED, judge_kind, standing
+from pipeline.study.verdict import judge_kind, standing
+from pipeline.study.verdict_rows import HANDSET, READOUT, TRAINED
 from pipeline.study.verdict_sets import verdict_set
 
 ROOT = Path(__file__).resolve().parents[1]

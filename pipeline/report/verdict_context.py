@@ -4,8 +4,7 @@ the length grows, its trained readout or its count read by hand."""
 
 import statistics
 
-HANDSET = "signed_handset"  # pipeline/study/verdict.py's names
-TRAINED, READOUT = "greedy", "handset_readout"
+from pipeline.study.verdict_rows import HANDSET, READOUT, TRAINED
 
 
 def first_below(at, accuracy):

@@ -7,9 +7,7 @@ import numpy as np
 
 from pipeline.report.inputs import read_json, read_rows
 from pipeline.report.style import ENGLISH, cycle_color, plt, save
-
-HANDSET = "signed_handset"  # pipeline/study/verdict.py's name for the hand-set row
-TRAINED, READOUT = "greedy", "handset_readout"
+from pipeline.study.verdict_rows import HANDSET, READOUT, TRAINED
 
 
 def by_length(rows, variant, kind, decoder):

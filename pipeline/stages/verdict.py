@@ -14,8 +14,7 @@ from pipeline.infra.entry import record_run, stage_entry, stage_paths
 from pipeline.infra.outputs import write_outputs
 from pipeline.params.load import load_params
 from pipeline.study.verdict import run_verdict
-
-COLUMNS = ["variant", "kind", "decoder", "seed", "length", "seq_acc"]
+from pipeline.study.verdict_rows import COLUMNS
 
 
 @stage_entry

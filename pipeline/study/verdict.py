@@ -28,10 +28,8 @@ from pipeline.params.rules import as_dict
 from pipeline.study.bar import at_the_bar
 from pipeline.study.readout import handset_readout
 from pipeline.study.signed_handset import signed_handset_fits, signed_handset_model
+from pipeline.study.verdict_rows import HANDSET, READOUT, TRAINED
 from pipeline.study.verdict_sets import verdict_set
-
-HANDSET = "signed_handset"  # the hand-set signed count's row: no training, one model
-TRAINED, READOUT = "greedy", "handset_readout"  # a trained model's two decodings
 
 
 def reads_signed_count(config):
