@@ -12,6 +12,7 @@ from pipeline.report.inputs import read_json, read_rows, row_accuracy, variant_a
 from pipeline.report.quantities import POSITIONLESS_ROW
 from pipeline.report.style import ENGLISH, cycle_color, fitted, grouped_bar, legend_centred, plt, save
 from pipeline.study.bar import at_the_bar
+from pipeline.study.verdict_rows import TRAINED
 
 # how an output goes wrong, then the lesson's habit guesses
 FAILURES = ("missing_digit", "extra_digit", "starts_with_0_given_no_0", "ends_with_9_given_no_9")
@@ -288,7 +289,7 @@ def rung_data(where, name, per_seed, meta, rows, verdict_rows=()):
         at = {
             int(r["length"]): float(r["seq_acc"])
             for r in verdict_rows
-            if (r["variant"], r["kind"], r["decoder"]) == (name, "uniform", "greedy")
+            if (r["variant"], r["kind"], r["decoder"]) == (name, "uniform", TRAINED)
             and int(r["length"]) <= longest
         }
         return ({0: at}, [], name) if at else None
