@@ -22,9 +22,10 @@ def seeds_at(rows, variant, kind, length):
     ]
 
 
-def verdict_row(name, row, rows, accuracy):
+def verdict_row(name, row, rows, accuracy, longest):
     """One row of the verdict with what the pages say of it: where it first fails (mean and lowest
-    seed there) and, at the table's lengths, where each decoding first falls below the bar's accuracy."""
+    seed there), at the table's lengths where each decoding first falls below the bar's accuracy, and
+    each decoding's means at `longest` (the table's longest length, as text)."""
     first = min((n for n in row["first_failing"].values() if n is not None), default=None)
     at_first = {}
     for kind in row["fails_first_on"]:
@@ -34,7 +35,6 @@ def verdict_row(name, row, rows, accuracy):
         decoder: {kind: first_below(at, accuracy) for kind, at in by_kind.items()}
         for decoder, by_kind in row["table"].items()
     }
-    longest = str(max(int(n) for by_kind in row["table"].values() for at in by_kind.values() for n in at))
     at_longest = {
         decoder: {kind: at[longest]["mean"] for kind, at in by_kind.items() if longest in at}
         for decoder, by_kind in row["table"].items()
@@ -67,7 +67,10 @@ def verdict_context(record, per_seed):
     lengths."""
     rows = per_seed.to_dict("records")
     accuracy, lengths = record["bar"]["accuracy"], record["table_lengths"]
-    shown = {name: verdict_row(name, row, rows, accuracy) for name, row in record["variants"].items()}
+    longest = str(max(lengths))  # the table's longest length
+    shown = {
+        name: verdict_row(name, row, rows, accuracy, longest) for name, row in record["variants"].items()
+    }
     trained = [v for v in shown.values() if v["trained"]]
     return {
         **{k: record[k] for k in ("bar", "kinds", "max_length", "test_size", "seed", "table_lengths")},

@@ -25,7 +25,7 @@ from pipeline.infra.workers import set_up_worker
 from pipeline.model.checkpoint import built_for, checkpoint_path, load_checkpoint
 from pipeline.params.model import attention_kinds, longest_source
 from pipeline.params.rules import as_dict
-from pipeline.study.bar import at_the_bar
+from pipeline.study.bar import at_the_bar, bar_lengths
 from pipeline.study.readout import handset_readout
 from pipeline.study.signed_handset import signed_handset_fits, signed_handset_model
 from pipeline.study.verdict_rows import HANDSET, READOUT, TRAINED
@@ -41,11 +41,6 @@ def missing_checkpoints(folder, seeds):
     return next((s for s in seeds if not checkpoint_path(folder, s).exists()), None)
 
 
-def in_bar(n, bar):
-    low, high = bar.lengths
-    return low <= n <= high
-
-
 def judge_kind(label, models, kind, verdict, batch_size, with_readout):
     """One kind of input for `models` ({seed: model}): each seed's exact sequences at every length
     until the first that misses the bar, then at the table's lengths, and with `with_readout` the
@@ -56,7 +51,7 @@ def judge_kind(label, models, kind, verdict, batch_size, with_readout):
     for n in range(1, verdict.max_length + 1):
         in_table = n in verdict.table_lengths
         if n > readable:  # positions that end here: no length beyond is sorted
-            if first_failing is None and in_bar(n, verdict.bar):
+            if first_failing is None and n in bar_lengths(verdict.bar):
                 first_failing = n
                 print(f"verdict {label} {kind}: its positions read up to length {readable}", flush=True)
             break
@@ -74,7 +69,7 @@ def judge_kind(label, models, kind, verdict, batch_size, with_readout):
                 for r in measured
             ]
         at_n = [r["seq_acc"] for r in rows if r["length"] == n and r["decoder"] == TRAINED]
-        if first_failing is None and in_bar(n, verdict.bar) and not at_the_bar(at_n, verdict.bar):
+        if first_failing is None and n in bar_lengths(verdict.bar) and not at_the_bar(at_n, verdict.bar):
             first_failing = n
             print(f"verdict {label} {kind}: length {n} first misses the bar ({describe(at_n)})", flush=True)
         elif in_table:
