@@ -11,6 +11,7 @@ from pipeline.params.study import BarParams
 from pipeline.report.inputs import read_json, read_rows, row_accuracy, variant_accuracy
 from pipeline.report.quantities import POSITIONLESS_ROW
 from pipeline.report.style import ENGLISH, cycle_color, fitted, grouped_bar, legend_centred, plt, save
+from pipeline.report.verdict_figure import by_length
 from pipeline.study.bar import at_the_bar
 from pipeline.study.verdict_rows import TRAINED
 
@@ -286,12 +287,8 @@ def rung_data(where, name, per_seed, meta, rows, verdict_rows=()):
         return (by_seed, variant["train_lengths"], name) if by_seed and variant else None
     if where == "verdict":
         longest = max(int(n) for n in meta["test_sets"])
-        at = {
-            int(r["length"]): float(r["seq_acc"])
-            for r in verdict_rows
-            if (r["variant"], r["kind"], r["decoder"]) == (name, "uniform", TRAINED)
-            and int(r["length"]) <= longest
-        }
+        measured = by_length(verdict_rows, name, "uniform", TRAINED)  # one model: one value a length
+        at = {n: values[0] for n, values in measured.items() if n <= longest}
         return ({0: at}, [], name) if at else None
     row = next((r for r in rows if r["name"] == name), None)
     if row is None:
