@@ -70,8 +70,8 @@ TINY = {
         },
     },
 }
-# the straight-through gate trains like sigmoid; signed is a cross-attention only (its mixes below)
-UNIFORM = sorted(set(ATTENTION) - {"sigmoid_st", "signed"})
+# the straight-through gate trains like sigmoid; a signed count is a cross-attention only (mixes below)
+UNIFORM = sorted(a for a in ATTENTION if a != "sigmoid_st" and not ATTENTION.facts[a].counts_written)
 MIXES = [
     "softmax/sigmoid/sigmoid",
     "none/sigmoid/sigmoid",
@@ -80,6 +80,9 @@ MIXES = [
     "none/none/signed",
     "none/hard_sigmoid/signed",
     "softmax/none/signed",
+    "none/none/signed_tanh",
+    "none/none/signed_clamp",
+    "none/sigmoid/signed_owed",
 ]
 NO_ROOM = ("bos", "softmax")  # the one class whose BOS has no row to spare: refused for its max_len
 # the study's options tried on the lesson's model, one of each kind: each refused, naming the study
@@ -112,8 +115,11 @@ def classes():
     for k, (positions, norm) in enumerate(itertools.product(lesson, norms)):
         out.append(("model", positions, "softmax", norm, (0.0, 0.1)[k % 2], LONGEST + k % 2))
     out += [("model", *refused, 0.1, LONGEST) for refused in LESSON_REFUSED]
-    # the signed count alone, with the one scheme it takes and room for its BOS
-    return out + [("study", "bos", "none/none/signed", "post", 0.1, LONGEST + 1)]
+    # the signed counts alone, with the one scheme they take and room for its BOS
+    return out + [
+        ("study", "bos", "none/none/signed", "post", 0.1, LONGEST + 1),
+        ("study", "bos", "none/none/signed_owed", "pre", 0.0, LONGEST + 1),
+    ]
 
 
 def refusal(where, positions, attention, norm):
@@ -125,7 +131,7 @@ def refusal(where, positions, attention, norm):
     encoder, _, cross = attention_kinds(attention)
     if cross == "none":
         return "cross-attention 'none'"
-    if cross == "signed" and (encoder != "none" or positions != "bos"):
+    if ATTENTION.facts[cross].counts_written and (encoder != "none" or positions != "bos"):
         return "signed count"
     return "max_len"
 

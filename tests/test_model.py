@@ -123,7 +123,8 @@ def test_every_registered_option_has_the_models_class_and_no_class_another_name(
     with pytest.raises(ValueError, match="model.attention = softmax has two classes"):
         ATTENTION.implements("softmax")(type("Another", (), {}))
     gated = {name for name in ATTENTION if ATTENTION.facts[name].gated}
-    assert gated == {"sigmoid", "sigmoid_log", "sigmoid_st", "split", "hard_sigmoid", "signed"}
+    signed = {"signed", "signed_tanh", "signed_clamp", "signed_owed"}
+    assert gated == {"sigmoid", "sigmoid_log", "sigmoid_st", "split", "hard_sigmoid", *signed}
 
 
 @pytest.mark.parametrize("name", sorted(POSITIONS))

@@ -181,7 +181,7 @@ def test_the_parameter_dataclasses_declare_a_value_only_for_an_option_that_is_of
             if f.default is not dataclasses.MISSING:
                 assert f.default == 0 and not isinstance(f.default, bool), (cls, f.name, f.default)
                 off.append(f.name)
-    assert sorted(set(off)) == ["count_hint", "lr_floor", "weight_decay"]
+    assert sorted(set(off)) == ["count_hint", "long_counts", "lr_floor", "weight_decay"]
 
 
 def test_params_yaml_names_every_field_even_one_with_a_default():

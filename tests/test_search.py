@@ -166,7 +166,9 @@ def test_a_row_stopped_by_an_earlier_divergence_check_is_rerun_and_keeps_the_ear
 def test_a_rows_seeds_train_in_groups_of_at_most_three(tmp_path, monkeypatch):
     params = parse_params(tiny_raw(search_seeds={"screen": [0], "confirm": [10, 11, 12, 13]}))
     groups = []
-    monkeypatch.setattr(search, "train_and_test", lambda *job: groups.append(job[4]) or fake_results(job[4]))
+    monkeypatch.setattr(
+        search, "train_and_test", lambda *job, kinds=None: groups.append(job[4]) or fake_results(job[4])
+    )
     row = {
         "name": "sums",
         "variant": {"positions": "bos", "attention": "none/sigmoid/sigmoid"},

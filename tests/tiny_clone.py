@@ -41,6 +41,11 @@ TINY = {
                 "train": {"count_hint": 0.1},
                 "data": {"repeats": 0.25},
             },
+            "signed_owed_repeats": {
+                "positions": "bos",
+                "attention": "none/none/signed_owed",
+                "data": {"repeats": 0.25},
+            },
         },
         "model": {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "max_len": 16},
         "train": {"steps": 30, "batch_size": 16, "warmup": 5, "seeds": [200, 201]},

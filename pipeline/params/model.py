@@ -68,8 +68,9 @@ class PositionRules:
 
 @dataclass(frozen=True)
 class AttentionRules:
-    study: bool = False  # the length study's alone (pipeline/study/attention.py, signed_count.py)
+    study: bool = False  # the length study's alone (pipeline/study/attention.py, signed_count.py, ...)
     gated: bool = False  # a learned bias per head, started at model.sigmoid_bias
+    counts_written: bool = False  # a cross-attention that also reads the tokens written (the signed counts)
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,10 @@ ATTENTION = Options(  # model.attention's weightings (pipeline/model/attention.p
         "sigmoid_st": AttentionRules(study=True, gated=True),
         "split": AttentionRules(study=True, gated=True),
         "hard_sigmoid": AttentionRules(study=True, gated=True),
-        "signed": AttentionRules(study=True, gated=True),
+        "signed": AttentionRules(study=True, gated=True, counts_written=True),
+        "signed_tanh": AttentionRules(study=True, gated=True, counts_written=True),
+        "signed_clamp": AttentionRules(study=True, gated=True, counts_written=True),
+        "signed_owed": AttentionRules(study=True, gated=True, counts_written=True),
         "none": AttentionRules(study=True),
     },
 )
@@ -124,6 +128,11 @@ def attention_kinds(attention):
     """`softmax` -> (softmax, softmax, softmax); `softmax/sigmoid/sigmoid` -> one name per kind."""
     names = tuple(attention.split("/"))
     return names * len(KINDS) if len(names) == 1 else names
+
+
+def counts_written(attention):
+    """Whether the cross-attention of `attention` is a signed count (it reads the tokens written too)."""
+    return ATTENTION.facts[attention_kinds(attention)[2]].counts_written
 
 
 def uses_sigmoid_bias(attention):

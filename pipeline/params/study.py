@@ -70,6 +70,9 @@ class StudyDataParams:
     # the share of rows drawn from k distinct digits (k uniform in 1..min(length, 10)), so that
     # training holds as many copies of one digit as longer inputs do; 0: every digit uniform
     repeats: float_in(0.0, 1.0)
+    # the share of rows in which one digit holds most of the row (more than half of it, up to all),
+    # drawn from the rows `repeats` left uniform; 0: none
+    long_counts: float_in(0.0, 1.0) = 0.0
 
 
 @section
@@ -182,10 +185,12 @@ def variant_recipe(variant: Variant, model: StudyModelParams, train: StudyTrainP
 
 
 def with_variant(study: StudyParams, name, entry):
-    """The study with `entry` (a variant as params.yaml writes it) as its one variant, `name`, checked
-    by the study's rules: how the search trains each of its rows."""
+    """The study with `entry` (a variant as params.yaml writes it) as its one variant, `name`, and the
+    one variant its verdict would judge, checked by the study's rules: how the search trains each of
+    its rows (ranked on the search's sequences, never the verdict's)."""
     variants = parse(VARIANTS, {name: entry}, "study.variants")
-    trying = dataclasses.replace(study, variants=variants)
+    verdict = dataclasses.replace(study.verdict, variants=(name,))
+    trying = dataclasses.replace(study, variants=variants, verdict=verdict)
     check_study(trying)
     return trying
 
@@ -208,16 +213,17 @@ def check_handset_fits(config, key="init"):
 
 
 def check_signed_count(key, config):
-    """The signed count (pipeline/study/signed_count.py) is a cross-attention that reads the tokens
-    written through the encoder as it reads the input: the same rows only where the encoder sees each
-    token alone."""
+    """The signed count (pipeline/study/signed_count.py, each of its names) is a cross-attention that
+    reads the tokens written through the encoder as it reads the input: the same rows only where the
+    encoder sees each token alone."""
     encoder, decoder, cross = attention_kinds(config.attention)
-    if "signed" in (encoder, decoder):
+    misplaced = [n for n in (encoder, decoder) if ATTENTION.facts[n].counts_written]
+    if misplaced:
         raise ConfigError(
-            f"{key}.attention = {config.attention}: 'signed' is a cross-attention that also reads the "
-            "decoder's input; name it third (none/none/signed)"
+            f"{key}.attention = {config.attention}: '{misplaced[0]}' is a cross-attention that also reads "
+            f"the decoder's input; name it third (none/none/{misplaced[0]})"
         )
-    if cross == "signed" and (encoder != "none" or config.positions != "bos"):
+    if ATTENTION.facts[cross].counts_written and (encoder != "none" or config.positions != "bos"):
         raise ConfigError(
             f"{key}.attention = {config.attention} with positions {config.positions}: the signed count "
             "reads the tokens written through the encoder as it reads the input, which is the same "
@@ -281,6 +287,11 @@ def check_study(study: StudyParams):
             )
         if recipe.init != "random":
             check_handset_fits(config, f"{key}: train.init")
+        if data.repeats + data.long_counts > 1:
+            raise ConfigError(
+                f"{key}: data.repeats = {data.repeats:g} and data.long_counts = {data.long_counts:g} share "
+                "the rows: together at most 1"
+            )
         if recipe.batches == "by_length" and recipe.steps < len(lengths):
             raise ConfigError(
                 f"{key}: train.steps = {recipe.steps} is too few for train.batches = by_length: each of "

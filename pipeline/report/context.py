@@ -15,6 +15,7 @@ from pipeline.report.claims import counts, load_claims
 from pipeline.report.inputs import ReportParams
 from pipeline.report.judging import t_975
 from pipeline.report.quantities import positionless_row, shorter_untrained
+from pipeline.report.readout_search import readout_search
 from pipeline.report.verdict_context import verdict_context
 from pipeline.study.bar import best_variant, confirmation, row_reach
 from pipeline.tokens import DIGITS
@@ -396,6 +397,7 @@ def report_context(params: ReportParams, m, claims, environment):
         "margin": count_margin_context(m["count_margin"]),
         "verdict": verdict_context(m["verdict"], tables["verdict/per_seed"]),
         "search": search_context(m["search"], search_rows),
+        "readout": readout_search(search_rows, params.study),
         "confirmation": confirmation(params.study, search_rows),
         "benchmark": m["benchmark"],
         "environment": environment,

@@ -11,10 +11,11 @@ from pipeline.infra.outputs import read_table, stage_outputs
 from pipeline.infra.pool import run_jobs
 from pipeline.report import figures, study_figures, verdict_figure
 from pipeline.report.claims import claims_csv, counts, evaluate, load_claims
-from pipeline.report.context import report_context
+from pipeline.report.context import report_context, searched
 from pipeline.report.inputs import ReportParams, loss_table, read_json, read_losses
 from pipeline.report.pages import render
 from pipeline.report.quantities import quantities
+from pipeline.report.readout_search import plot_readout_search, readout_search
 from pipeline.report.style import Words
 from pipeline.study.bar import confirmation
 
@@ -147,6 +148,9 @@ def draw_edition(params: ReportParams, m, claims, losses, lesson, out, saved, w)
     verdict = saved / "verdict/per_seed.csv"
     study_figures.plot_ladder(study / "per_seed.csv", m["study_meta"], rows, bar, ladder, w, verdict)
     verdict_figure.plot_verdict(saved / "verdict.json", verdict, out / "verdict.png", w)
+    aimed = readout_search([searched(r, params.study.bar) for r in rows], params.study)
+    if aimed:  # the search's rows judged on the verdict's three kinds
+        plot_readout_search(aimed, params.study.bar, out / "readout_search.png", w)
     if chosen["variant"]:  # the search's choice, judged on the held-out seeds
         seeds_figure = out / "study_seeds.png"
         study_figures.plot_study_seeds(

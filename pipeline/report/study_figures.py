@@ -269,6 +269,7 @@ RUNGS = (
     ("study", "bos_mixed_sums"),
     ("study", "sums_count_hint_repeats"),
     ("study", "signed_count_hint_repeats"),
+    ("study", "signed_owed_repeats"),
     ("verdict", "signed_handset"),
     ("study", "handset"),
 )

@@ -62,9 +62,9 @@ def by_seed(rows, variant, lengths):
 
 def verdict_context(record, per_seed):
     """The verdict for the pages, from its record (metrics/verdict.json) and its rows (a DataFrame of
-    metrics/verdict/per_seed.csv): every row, the first trained signed one (`signed`), the first
-    trained other one (`ordinary`), the hand-set row, and every trained row's seeds at the table's
-    lengths."""
+    metrics/verdict/per_seed.csv): every row, the first trained one read by hand too (`signed`), the
+    first trained one that is not (`ordinary`, the verdict's second variant), the trained rows after
+    them (`others`), the hand-set row, and every trained row's seeds at the table's lengths."""
     rows = per_seed.to_dict("records")
     accuracy, lengths = record["bar"]["accuracy"], record["table_lengths"]
     longest = str(max(lengths))  # the table's longest length
@@ -72,11 +72,14 @@ def verdict_context(record, per_seed):
         name: verdict_row(name, row, rows, accuracy, longest) for name, row in record["variants"].items()
     }
     trained = [v for v in shown.values() if v["trained"]]
+    signed = next((v for v in trained if READOUT in v["table"]), None)
+    ordinary = next((v for v in trained if READOUT not in v["table"]), None)
     return {
         **{k: record[k] for k in ("bar", "kinds", "max_length", "test_size", "seed", "table_lengths")},
         "rows": shown,
-        "signed": next((v for v in trained if READOUT in v["table"]), None),
-        "ordinary": next((v for v in trained if READOUT not in v["table"]), None),
+        "signed": signed,
+        "ordinary": ordinary,
+        "others": [v for v in trained if v is not signed and v is not ordinary],
         "handset": shown.get(HANDSET),
         "by_seed": {v["name"]: by_seed(rows, v["name"], lengths) for v in trained},
     }

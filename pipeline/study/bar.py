@@ -100,6 +100,7 @@ def recipe_of(study: StudyParams, name):
         "train": {k: v for k, v in as_dict(recipe).items() if k != "seeds" and OFF.get(k, "on") != v},
         "train_lengths": list(data.train_lengths),
         "repeats": data.repeats,
+        **({"long_counts": data.long_counts} if data.long_counts else {}),  # where on: as recorded before
         "test": {"max_length": study.max_length, "test_size": study.test_size, "seed": study.seed},
     }
 
@@ -120,9 +121,11 @@ def confirmed(rows, seeds):
 
 
 def search_rank(row):
-    """How the search ranks a row, a screen or a confirmation: its worst seed at the bar's lengths;
-    among equals, how far it sorts at the bar, then its mean at 40 (the search's goal)."""
-    return row["min_seed"], row["reach"], row["acc_40"] or 0.0
+    """How the search ranks a row, a screen or a confirmation: first how far it sorts all three kinds
+    of input at the bar (a row tested on uniform digits alone ranks below every row tested on the
+    three: the stricter test decides once a row has taken it); among equals, its worst seed at the
+    bar's lengths, how far it sorts uniform digits at the bar, then its mean at 40."""
+    return row.get("kinds_reach", -1), row["min_seed"], row["reach"], row["acc_40"] or 0.0
 
 
 def best_confirmed(rows, seeds):
@@ -131,12 +134,19 @@ def best_confirmed(rows, seeds):
     return max(found, key=search_rank) if found else None
 
 
+def as_trained(recipe):
+    """A row's recipe less the kinds it was also tested on (search.row_recipe), which a study
+    variant's recipe does not name: the verdict tests every variant on them."""
+    test = {k: v for k, v in recipe["test"].items() if k != "kinds"}
+    return {**recipe, "test": test}
+
+
 def chosen_variant(study: StudyParams, rows):
     """(the best confirmed row, the name of the study variant that trains its recipe or None)."""
     best = best_confirmed(rows, study.search_seeds.confirm)
     if best is None:
         return None, None
-    same = [v for v in study.variants if recipe_of(study, v) == best["recipe"]]
+    same = [v for v in study.variants if recipe_of(study, v) == as_trained(best["recipe"])]
     return best, (same[0] if same else None)
 
 

@@ -2,7 +2,10 @@
 
 Each row of the search's rows file (pipeline/study/search.yaml) is a named study variant, an entry
 as study.variants takes it (positions, attention, and any study.model, study.train or study.data
-value it changes), trained on its `seeds`, with `why` it was tried. A row's seeds name one of the
+value it changes), trained on its `seeds`, with `why` it was tried, and, where it says `kinds: true`,
+tested also on the verdict's three kinds of input (uniform, repeat-heavy, long counts), drawn from the
+search's own seed (study.seed), never the verdict's, and ranked first by how far it sorts all three at
+the bar (`kinds_reach`). A row's seeds name one of the
 search's seed sets (study.search_seeds): `screen` (the default, a row's first look) or `confirm` (the
 rows near the bar, retrained); a list of seeds is kept for the rows recorded before the sets. No row
 may train a seed the study holds out (its variants' seeds). Every row, failures included, goes to
@@ -31,11 +34,12 @@ from pipeline.infra.workers import seed_processes
 from pipeline.numerics.pin import pinned_environment
 from pipeline.params.rules import as_dict
 from pipeline.params.study import StudyParams, with_variant
-from pipeline.study.bar import bar_standing, recipe_of, study_seeds
+from pipeline.study.bar import bar_standing, reach, recipe_of, study_seeds
 from pipeline.study.sets import study_test_sets
 from pipeline.study.variant import train_and_test
+from pipeline.study.verdict_sets import verdict_set
 
-ROW_KEYS = {"name", "variant", "seeds", "why"}
+ROW_KEYS = {"name", "variant", "seeds", "why", "kinds"}
 GROUP_MOST = 3  # seeds a search job trains together
 
 
@@ -52,6 +56,8 @@ def load_rows(path):
             raise ConfigError(f"{path}: a row has a name, a variant entry, seeds and why; got {row}")
         if "seeds" in (row["variant"].get("train") or {}):
             raise ConfigError(f"{path}: row {row['name']}: seeds go on the row, not in its variant")
+        if row.get("kinds", True) is not True:
+            raise ConfigError(f"{path}: row {row['name']}: kinds is true or absent, got {row['kinds']!r}")
     names = [row["name"] for row in rows]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
@@ -86,12 +92,31 @@ def with_seeds(rows, study: StudyParams):
 
 
 def row_study(study: StudyParams, row):
-    """The study with the row as its one variant, trained on the row's seeds (and the one variant its
-    verdict would judge: a row is ranked on the search's sequences, never the verdict's)."""
+    """The study with the row as its one variant, trained on the row's seeds."""
     entry = json.loads(json.dumps(row["variant"]))
     entry.setdefault("train", {})["seeds"] = row["seeds"]
-    alone = dataclasses.replace(study, verdict=dataclasses.replace(study.verdict, variants=(row["name"],)))
-    return with_variant(alone, row["name"], entry)
+    return with_variant(study, row["name"], entry)
+
+
+def row_recipe(study: StudyParams, row):
+    """What the row trains and is tested on: its variant's recipe (recipe_of), and where the row is
+    tested on the three kinds, those kinds and their size."""
+    recipe = recipe_of(study, row["name"])
+    if row.get("kinds"):
+        recipe["test"]["kinds"] = {"kinds": list(study.verdict.kinds), "size": study.verdict.test_size}
+    return recipe
+
+
+def kind_sets(study: StudyParams):
+    """The search's sets of each of the verdict's kinds ({kind: {length: sources}}), lengths 1 to
+    study.max_length, study.verdict.test_size of each, from the search's seed (study.seed)."""
+    size, lengths = study.verdict.test_size, range(1, study.max_length + 1)
+    return {k: {n: verdict_set(k, n, size, study.seed) for n in lengths} for k in study.verdict.kinds}
+
+
+def kinds_reach(by_kind, bar):
+    """How far from length 1 every kind is sorted at the bar, from {kind: {length: one value a seed}}."""
+    return min(reach(seq_acc, bar) for seq_acc in by_kind.values())
 
 
 def command(row):
@@ -112,13 +137,18 @@ def by_length(accuracy, lengths):
     }
 
 
-def try_train_and_test(config, recipe, data, variant, seeds, tests, *shared):
-    """Worker: train_and_test of `seeds` together, with a run that diverges recorded as such for
-    each of them (a failure is a result). The test sets arrive read-only through Ray's object store:
-    each is taken as its own array, as torch expects of the arrays it reads."""
+def try_train_and_test(config, recipe, data, variant, seeds, tests, data_seed, diagnosis, batch, kinds):
+    """Worker: train_and_test of `seeds` together (tested also on `kinds` where not None), with a run
+    that diverges recorded as such for each of them (a failure is a result). The test sets arrive
+    read-only through Ray's object store: each is taken as its own array, as torch expects of the
+    arrays it reads."""
     tests = {n: np.array(sources) for n, sources in tests.items()}
+    if kinds is not None:
+        kinds = {k: {n: np.array(sources) for n, sources in sets.items()} for k, sets in kinds.items()}
     try:
-        return train_and_test(config, recipe, data, variant, seeds, tests, *shared)
+        return train_and_test(
+            config, recipe, data, variant, seeds, tests, data_seed, diagnosis, batch, kinds=kinds
+        )
     except TrainingDiverged as err:
         return [{"failed": str(err)}] * len(seeds)
 
@@ -162,6 +192,16 @@ def row_result(row, recipe, seeds, bar, trained):
         "meets_bar": summary["meets_bar"],
         "accuracy": found,
     }
+    if all("kinds" in trained[s] for s in seeds) and "kinds" in recipe["test"]:
+        result["kinds"] = {
+            kind: by_length({s: trained[s]["kinds"][kind] for s in seeds}, lengths)
+            for kind in recipe["test"]["kinds"]["kinds"]
+        }
+        per_length = {
+            kind: {n: [acc[str(s)][n] for s in seeds] for n in lengths}
+            for kind, acc in result["kinds"].items()
+        }
+        result["kinds_reach"] = kinds_reach(per_length, bar)
     for key in ("accuracy_plain_positions", "diagnosis", "gate_biases"):
         if all(key in trained[s] for s in seeds):
             found = {s: trained[s][key] for s in seeds}
@@ -193,28 +233,37 @@ def seed_key(recipe, seed):
     return json.dumps([recipe, int(seed)], sort_keys=True)
 
 
+def accuracy_rows(by_length):
+    """{length: exact sequences} (search.json's form, lengths as text) as train_and_test's rows."""
+    return [{"length": int(n), "seq_acc": a} for n, a in by_length.items()]
+
+
 def recorded_seeds(done):
-    """What recorded rows already trained, per (recipe, seed): accuracy and, where kept, diagnosis."""
+    """What recorded rows already trained, per (recipe, seed): accuracy and, where kept, diagnosis,
+    gate biases and the accuracy on each of the three kinds."""
     seeds = {}
     for r in done.values():
         for s, acc in r["accuracy"].items():
+            kinds = {k: accuracy_rows(by_seed[s]) for k, by_seed in r.get("kinds", {}).items()}
             seeds[seed_key(r["recipe"], s)] = {
-                "accuracy": [{"length": int(n), "seq_acc": a} for n, a in acc.items()],
+                "accuracy": accuracy_rows(acc),
                 **{k: r[k][s] for k in ("diagnosis", "gate_biases") if k in r},
+                **({"kinds": kinds} if kinds else {}),
             }
     return seeds
 
 
-def plan_search(study: StudyParams, rows, done, trained, shared=()):
+def plan_search(study: StudyParams, rows, done, trained, shared=(), kinds=None):
     """What is left to run: (plan, jobs). `plan`: (row, recipe, seeds, where) for every row not yet
     recorded with its recipe and seeds, `where` placing each of its seeds in a job (a seed another
     row trained or plans with the same recipe is not trained again); `jobs`: the arguments of
     try_train_and_test for each group of at most GROUP_MOST new seeds of a row, `shared` (the test
-    sets and testing values) ending each."""
+    sets and testing values) and then, for a row tested on the three kinds, `kinds` (their sets),
+    else None, ending each."""
     plan, jobs, planned = [], [], {}
     for row in rows:
         trying = row_study(study, row)
-        recipe, seeds = recipe_of(trying, row["name"]), row["seeds"]
+        recipe, seeds = row_recipe(trying, row), row["seeds"]
         old = done.get(row["name"])
         if old and old["recipe"] == recipe and old["seeds"] == seeds and not stopped_by_another_rule(old):
             continue
@@ -235,7 +284,8 @@ def plan_search(study: StudyParams, rows, done, trained, shared=()):
             for s in group:
                 where[s] = planned[seed_key(recipe, s)] = (len(jobs), group.index(s))
             recipe_of_group = dataclasses.replace(train_recipe, seeds=tuple(group))
-            jobs.append((config, recipe_of_group, data, row["name"], group, *shared))
+            row_kinds = kinds if row.get("kinds") else None
+            jobs.append((config, recipe_of_group, data, row["name"], group, *shared, row_kinds))
         plan.append((row, recipe, seeds, where))
     return plan, jobs
 
@@ -260,8 +310,9 @@ def run_search(study: StudyParams, batch_size, rows, path, workers=None, run=Non
     tests, _ = study_test_sets(
         study.train, study.data, study.seed, study.max_length, study.test_size, study.diagnosis_lengths
     )
+    kinds = kind_sets(study) if any(row.get("kinds") for row in rows) else None
     plan, jobs = plan_search(
-        study, rows, done, trained, (tests, study.seed, study.diagnosis_lengths, batch_size)
+        study, rows, done, trained, (tests, study.seed, study.diagnosis_lengths, batch_size), kinds
     )
     new = sum(len(job[4]) for job in jobs)
     print(f"search: {len(plan)} rows to run ({new} seeds to train), {len(rows) - len(plan)} recorded")
@@ -275,8 +326,9 @@ def run_search(study: StudyParams, batch_size, rows, path, workers=None, run=Non
         done[row["name"]] = r = row_result(row, recipe, seeds, bar, results)
         kept = [done[n] for n in order if n in done]
         write_rows_so_far(path, {"bar": as_dict(bar)}, kept)
+        on_kinds = f", on all three kinds {r['kinds_reach']}" if "kinds_reach" in r else ""
         print(
-            f"search: {row['name']} seeds {seeds}: reach {r['reach']}, "
+            f"search: {row['name']} seeds {seeds}: reach {r['reach']}{on_kinds}, "
             f"at 20 {100 * (r['acc_20'] or 0):.1f} %, at 40 {100 * (r['acc_40'] or 0):.1f} %",
             flush=True,
         )

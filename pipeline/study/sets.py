@@ -18,25 +18,53 @@ def every_sequence(length):
     return (codes[:, None] // powers % DIGITS).astype(np.int8)
 
 
-def training_set(lengths, size, seed, repeats=0.0):
+def training_set(lengths, size, seed, repeats=0.0, long_counts=0.0):
     """A variant's training sequences: `size` rows over `lengths` in equal shares (pipeline.core.data);
-    a share `repeats` of them redrawn from k distinct digits, k uniform in 1..min(length, 10)."""
+    a share `repeats` of them redrawn from k distinct digits, k uniform in 1..min(length, 10), and a
+    share `long_counts`, from the others, redrawn with one digit most of the row (long_count_row).
+    Each redraw has a generator of its own, so that adding one leaves the rows of the other alone."""
     rng = np.random.default_rng([seed, 0, *sorted(lengths)])
     source, row_lengths = random_sources(rng, size, lengths)
+    redrawn = np.zeros(size, dtype=bool)
     if repeats:
-        repeat_heavy(np.random.default_rng([seed, 3, *sorted(lengths)]), source, row_lengths, repeats)
+        rng = np.random.default_rng([seed, 3, *sorted(lengths)])
+        redrawn = repeat_heavy(rng, source, row_lengths, repeats)
+    if long_counts:
+        rng = np.random.default_rng([seed, 4, *sorted(lengths)])
+        with_long_counts(rng, source, row_lengths, long_counts, redrawn)
     return {"source": source, "lengths": row_lengths, "target": sorted_targets(source, row_lengths)}
 
 
 def repeat_heavy(rng, source, lengths, share):
     """Redraw a share of the rows, in place, from few distinct digits: k of them (k uniform in
-    1..min(length, 10)), each position one of the k, so one digit often has many copies."""
+    1..min(length, 10)), each position one of the k, so one digit often has many copies. Returns
+    which rows it redrew (a boolean per row)."""
     rows = np.flatnonzero(rng.random(len(source)) < share)
     for i in rows:
         n = int(lengths[i])
         k = int(rng.integers(1, min(n, DIGITS) + 1))
         digits = rng.choice(DIGITS, size=k, replace=False)
         source[i, :n] = rng.choice(digits, size=n)
+    return np.isin(np.arange(len(source)), rows)
+
+
+def long_count_row(rng, n):
+    """One row of n digits in which one digit (uniform) holds more than half (its count uniform up to
+    all n), the rest uniform over the other nine, in shuffled order."""
+    digit = int(rng.integers(DIGITS))
+    count = int(rng.integers(n // 2 + 1, n + 1))
+    others = (digit + rng.integers(1, DIGITS, size=n - count)) % DIGITS  # any digit but `digit`
+    return rng.permutation(np.concatenate([np.full(count, digit), others]))
+
+
+def with_long_counts(rng, source, lengths, share, redrawn):
+    """Redraw, in place, a share of all the rows as long_count_row, chosen among the rows not
+    `redrawn` before (each with probability share / their share)."""
+    free = ~redrawn
+    chance = share * len(source) / max(int(free.sum()), 1)
+    for i in np.flatnonzero((rng.random(len(source)) < chance) & free):
+        n = int(lengths[i])
+        source[i, :n] = long_count_row(rng, n)
 
 
 def training_keys(data):

@@ -9,6 +9,12 @@ cross-attention brings (pipeline.model.transformer.DECODER_LAYERS). Each token f
 the encoder as the input's own tokens do (`rows_fed`), so that a digit written and the same digit
 in the input have the same key and value; that holds only where the encoder sees each token alone
 (encoder attention none, positions bos: pipeline/params/study.py, check_signed_count).
+
+Two names read the difference through a bound, so that "is a copy still owed" reads the same whatever
+the count: `signed_tanh` passes each coordinate of the heads' difference through tanh, `signed_clamp`
+clamps it to [-1, 1], a hard threshold at one copy's worth. A coordinate that one digit's value alone
+feeds then says owed or not; one that several digits feed saturates on their sum, so the bound is per
+digit only as far as training gives each digit coordinates of its own.
 """
 
 import math
@@ -25,19 +31,40 @@ from pipeline.study.attention import Sigmoid
 @ATTENTION.implements("signed")
 class Signed(Sigmoid):
     """The signed count's gates: the sigmoid's, applied alike to the input's keys and to the keys of
-    the tokens written so far (SignedCountLayer)."""
+    the tokens written so far (SignedCountLayer); `owed` reads the heads' difference (as counted)."""
+
+    @staticmethod
+    def owed(difference):
+        return difference
+
+
+@ATTENTION.implements("signed_tanh")
+class SignedTanh(Signed):
+    """The signed count with each coordinate of the difference through tanh: bounded by 1."""
+
+    owed = staticmethod(torch.tanh)
+
+
+@ATTENTION.implements("signed_clamp")
+class SignedClamp(Signed):
+    """The signed count with each coordinate of the difference clamped to [-1, 1]: a hard threshold."""
+
+    @staticmethod
+    def owed(difference):
+        return difference.clamp(-1.0, 1.0)
 
 
 def signed_count(attention, q, kv, written_kv, mask=None, written_mask=None):
     """The input's gated values minus the gated values of the tokens written so far, one query, one
-    gate, one value map for both, then W^O once (`attention`: a MultiHeadAttention)."""
+    gate, one value map for both, read through the weighting's `owed`, then W^O once (`attention`: a
+    MultiHeadAttention)."""
     k, v = kv
     k_w, v_w = written_kv
     scale = math.sqrt(attention.d_k)
     weights = attention.weights
     read = weights(q @ k.transpose(-2, -1) / scale, additive_mask(mask, q.dtype)) @ v
     written = weights(q @ k_w.transpose(-2, -1) / scale, additive_mask(written_mask, q.dtype)) @ v_w
-    return attention.wo((read - written).transpose(1, 2).flatten(2))
+    return attention.wo(weights.owed(read - written).transpose(1, 2).flatten(2))
 
 
 @dataclass
@@ -92,4 +119,5 @@ class SignedCountLayer(DecoderLayer):
         return SignedLayerCache(plain.self_k, plain.self_v, plain.cross_k, plain.cross_v, *room)
 
 
-DECODER_LAYERS["signed"] = SignedCountLayer
+for name in ("signed", "signed_tanh", "signed_clamp"):
+    DECODER_LAYERS[name] = SignedCountLayer

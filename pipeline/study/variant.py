@@ -130,13 +130,26 @@ def train_variant(config, recipe, data, seeds, device, on_step=None):
 
 
 def train_and_test(
-    config, recipe, data_params, variant, seeds, tests, data_seed, diagnosis_lengths, batch_size, models=None
+    config,
+    recipe,
+    data_params,
+    variant,
+    seeds,
+    tests,
+    data_seed,
+    diagnosis_lengths,
+    batch_size,
+    models=None,
+    kinds=None,
 ):
     """Worker: train `seeds` of one variant together, then test each at every length and diagnose
-    it; with `models`, a folder, their checkpoints are written there. One result a seed."""
+    it; with `models`, a folder, their checkpoints are written there; with `kinds` ({kind: {length:
+    sources}}), each is also tested on each kind of input. One result a seed."""
     device = set_up_worker(recipe.device)
     size = recipe.steps * recipe.batch_size
-    data = training_set(data_params.train_lengths, size, data_seed, data_params.repeats)
+    data = training_set(
+        data_params.train_lengths, size, data_seed, data_params.repeats, data_params.long_counts
+    )
     name = f"study {variant} seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
 
     def on_step(step, losses, lr):
@@ -159,9 +172,13 @@ def train_and_test(
                 data_params.train_lengths,
                 repeats=data_params.repeats,
                 variant=variant,
+                **({"long_counts": data_params.long_counts} if data_params.long_counts else {}),
             )
         result = {"seconds": seconds, "loss_last100_mean": statistics.fmean(seed_losses[-100:])}
-        results.append(result | tested(model, tests, diagnosis_lengths, batch_size))
+        result |= tested(model, tests, diagnosis_lengths, batch_size)
+        if kinds is not None:
+            result["kinds"] = {kind: length_accuracy(model, sets, batch_size) for kind, sets in kinds.items()}
+        results.append(result)
     return results
 
 

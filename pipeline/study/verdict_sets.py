@@ -14,7 +14,7 @@ trained ones, and a model is judged on them as on the rest.
 import numpy as np
 
 from pipeline.params.study import VERDICT_KINDS
-from pipeline.study.sets import every_sequence
+from pipeline.study.sets import every_sequence, long_count_row
 from pipeline.tokens import DIGITS
 
 
@@ -35,10 +35,7 @@ def repeats(rng, size, n):
 def long_counts(rng, size, n):
     rows = np.empty((size, n), dtype=np.int8)
     for row in rows:
-        digit = int(rng.integers(DIGITS))
-        count = int(rng.integers(n // 2 + 1, n + 1))  # more than half the row
-        others = (digit + rng.integers(1, DIGITS, size=n - count)) % DIGITS  # any digit but `digit`
-        row[:] = rng.permutation(np.concatenate([np.full(count, digit), others]))
+        row[:] = long_count_row(rng, n)
     return rows
 
 

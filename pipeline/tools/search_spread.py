@@ -45,7 +45,7 @@ def makespan(durations, slots):
 def search_tasks(study, rows):
     """(steps, seeds) of every task of a search of `rows` run from an empty results file."""
     _, jobs = plan_search(study, with_seeds(rows, study), {}, {})
-    return [(recipe.steps, len(seeds)) for _, recipe, _, _, seeds in jobs]
+    return [(recipe.steps, len(seeds)) for _, recipe, _, _, seeds, *_ in jobs]
 
 
 def whole_search_tasks(study):
