@@ -40,8 +40,8 @@ def signed_recipe(study):
 def readout_search(rows, study):
     """The search's rows judged on the three kinds, in the rows file's order (`rows`: every row), with
     the screens aimed at the readout, the one the search ranks first (among equals the one on more
-    seeds) and the line every other is read against: the row that trains what the verdict's signed
-    variant trains (its screen)."""
+    seeds), the rows as far as it on all three kinds (`level`), and the line every other is read
+    against: the row that trains what the verdict's signed variant trains (its screen)."""
     bar = study.bar
     judged = [kinds_row(r, bar) for r in rows if "kinds_reach" in r]
     if not judged:
@@ -49,10 +49,12 @@ def readout_search(rows, study):
     line = [r for r in judged if as_trained(r["recipe"]) == signed_recipe(study)]
     line = min(line, key=lambda r: len(r["seeds"])) if line else None  # its screen
     screen = list(study.search_seeds.screen)
+    best = max(judged, key=lambda r: (search_rank(r), len(r["seeds"])))  # a confirmation first
     return {
         "rows": judged,
         "aimed": [r for r in judged if r is not line and r["seeds"] == screen],  # the screens tried
-        "best": max(judged, key=lambda r: (search_rank(r), len(r["seeds"]))),  # a confirmation first
+        "best": best,
+        "level": [r for r in judged if r is not best and r["kinds_reach"] == best["kinds_reach"]],
         "line": line,
         "longest": judged[0]["longest"],
     }
