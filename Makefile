@@ -1,4 +1,5 @@
-# Quick start: `make repro` (set up, then run the whole pipeline) and `make test`.
+# Quick start: `make repro` (set up, then run both pipelines: the lesson's and the length study's) and
+# `make test`.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
@@ -11,8 +12,8 @@ $(STAMP): requirements.txt constraints.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
 	@touch $(STAMP)
 
-repro: $(STAMP)  ## set up, then regenerate every result
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/dvc repro
+repro: $(STAMP)  ## set up, then regenerate every result of both pipelines (dvc.yaml, study/dvc.yaml)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/dvc repro -P
 
 test: $(STAMP)  ## set up, then lint and run the test suite
 	$(BIN)/ruff check .

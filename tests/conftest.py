@@ -19,13 +19,14 @@ from pipeline.core.loop import train
 from pipeline.numerics.fingerprint import operation_entries
 from pipeline.numerics.record import differing
 from pipeline.params import lesson
-from pipeline.params.load import Params, parse_params
+from pipeline.params.load import STUDY_PARAMS, Params, joined_files, parse_params
 from tests.tiny_clone import build_in_background, reproduced_copy
 
 torch.set_num_threads(1)  # tiny models run fastest on one thread, and the suite shares the machine
 
 ROOT = Path(__file__).resolve().parents[1]
-PARAMS_YAML = yaml.safe_load((ROOT / "params.yaml").read_text())  # the one source of values
+# the one source of values: the lesson's params.yaml and the study's study/params.yaml, as one mapping
+PARAMS_YAML = joined_files(ROOT / "params.yaml", ROOT / STUDY_PARAMS)
 TINY = {  # the toy sizes the unit tests train at; everything else as params.yaml sets it
     "data": {"train_lengths": [5], "train_size": 256, "test_lengths": [3, 5], "test_size": 20, "seed": 0},
     "model": {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "dropout": 0.0, "max_len": 16},
@@ -54,6 +55,15 @@ def tiny_params(**overrides) -> Params:
     """Valid Params at toy size: params.yaml with TINY's values and `overrides` ({section: {key:
     value}}) laid over it, parsed and checked as the stages parse them."""
     return parse_params(laid_over(laid_over(PARAMS_YAML, TINY), overrides))
+
+
+def write_params_files(folder, raw):
+    """A params mapping (the lesson's sections and `study`) as the two files a stage reads in
+    `folder`: params.yaml, and study/params.yaml holding the study's section."""
+    (Path(folder) / STUDY_PARAMS).parent.mkdir(parents=True, exist_ok=True)
+    lesson = {k: v for k, v in raw.items() if k != "study"}
+    (Path(folder) / "params.yaml").write_text(yaml.safe_dump(lesson, sort_keys=False))
+    (Path(folder) / STUDY_PARAMS).write_text(yaml.safe_dump({"study": raw["study"]}, sort_keys=False))
 
 
 def model_config(**changes):

@@ -17,6 +17,7 @@ from pipeline.model.transformer import Transformer, count_parameters
 from pipeline.numerics import pin as numerics
 from pipeline.numerics import step_profile
 from pipeline.report.figures import load_benchmark, plot_benchmark
+from pipeline.tools import study_batches
 from pipeline.tools.benchmark import step, timing
 from pipeline.tools.benchmark.step import ParameterAdam
 from pipeline.tools.benchmark.suite import write_results
@@ -155,7 +156,7 @@ def test_the_study_batches_measure_runs_each_mixed_variant_both_ways():
     lesson's parameters with a variant's recipe laid in), mixed and by length, at toy size."""
     small = {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "max_len": 16}
     params = tiny_params(study={"model": small, "train": {"batch_size": 8, "warmup": 2}})
-    metrics, table = step.measure_study_batches(params.study, quick=True)
+    metrics, table = study_batches.measure_study_batches(params.study, quick=True)
     assert list(table["variant"]) == list(params.study.variants)[:2]
     assert (table["mixed_ms"] > 0).all() and (table["by_length_ms"] > 0).all()
     assert set(metrics) == {f"study_batches_speedup_{v}" for v in table["variant"]}

@@ -19,9 +19,11 @@ from pipeline.report.claims import (
     evaluate,
     judge,
     load_claims,
+    shorter_untrained,
 )
 from pipeline.report.judging import prediction_band, t_975
-from pipeline.report.quantities import Measured, shorter_failure, shorter_untrained
+from pipeline.report.quantities import Measured
+from pipeline.report.study.lesson_claims import shorter_failure
 from pipeline.stages.report import report_params
 from pipeline.tools.sort import parse_digits
 from tests.conftest import tiny_params

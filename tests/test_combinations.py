@@ -1,50 +1,42 @@
-"""Every parameter combination the model offers either runs every stage or is refused up front.
+"""Every parameter combination the model offers either works through the model's entry points or is
+refused up front.
 
 The classes: for a study variant (study.variants), positions scheme x attention (every weighting, for
 all three attentions, and the per-kind mixes); for the lesson's model (model.*), each of its own
 options (the paper's positions and attention, post- and pre-norm) and one of the study's of each kind,
 which it must refuse. Norm and dropout alternate across them, and max_len sits at the longest length
 a model must read or one more; a scheme that gives the BOS a row of its own takes the one more (it
-cannot hold the longest length without it), but once, which must be refused. A combination that runs must
-produce every stage's outputs, the report included; one that cannot must be refused by the
-parameter check with one line, before any stage writes.
+cannot hold the longest length without it), but once, which must be refused.
 
-A class the check accepts runs beside another: each run pairs a class of the lesson's model with one of
-a study variant (the variant `v` of that run's study), in the classes' order, and a lesson's model left
-without a partner keeps the softmax baseline as its study's variant. Both classes of a run go through
-every stage, the report included, as they would alone; the run's one study and one report take both,
-as a user's pipeline holds a model and its variants together. A class the check refuses is tried
-alone, so that its refusal names it.
-
-A stage whose inputs equal those of a run earlier in this test process (the values its `params:`
-list names and its input files, as DVC decides a rerun; the code is the same for every class) takes
-that run's outputs instead of running again: each class shares half its stages with others. The
-report runs in every class, its inputs being the class's own; so does each of its figures, except one
-whose inputs (its arguments, a file by its bytes) equal those of a figure an earlier class drew: that
-one takes the earlier PNG, as the report reruns nothing but what changed. Most of a class's time is
-the report's figures, and a study variant leaves the lesson's model's figures as they were.
+A class differs from another only inside the model, so each is tested through the model's entry points,
+as every stage uses them: built from its parameters, trained a few steps by the training loop (a study
+variant by the study's own trainer), saved as a checkpoint and loaded back to the same weights, and
+decoded greedily at every length it must read, with and without the key/value cache, to the same
+tokens. A class the parameter check refuses is refused with one line naming why, and the first stage
+of its pipeline (numerics for the lesson's model, the variant's own stage for the study) stops with
+that line before writing anything. One tiny end-to-end pipeline per pipeline (tests/test_pipeline.py)
+runs every stage; tests/test_report_editions.py holds every scheme's name in both editions' words.
 """
 
-import hashlib
 import itertools
-import json
-import pickle
-import shutil
+import math
 import sys
 from pathlib import Path
 
 import pytest
-import yaml
-from conftest import PARAMS_YAML, laid_over
+import torch
+from conftest import PARAMS_YAML, laid_over, write_params_files
 
-from pipeline.infra import files
+import pipeline.study.schemes  # noqa: F401  the study's options fill the model's registries
+from pipeline.core.data import synthetic_rows
+from pipeline.core.decoding import greedy, greedy_cached
+from pipeline.core.loop import train
 from pipeline.infra.errors import ConfigError
+from pipeline.model.checkpoint import load_checkpoint, save_checkpoint
 from pipeline.params.load import parse_params
 from pipeline.params.model import ATTENTION, NORMS, POSITIONS, attention_kinds
-from pipeline.report import figures, study_figures
-from pipeline.report import report as draw
-
-pytestmark = pytest.mark.slow  # every stage in this process for each class: a few minutes
+from pipeline.study.sets import training_set
+from pipeline.study.variant import train_variant
 
 ROOT = Path(__file__).resolve().parents[1]
 LONGEST = 5  # the longest length the tiny configuration trains and tests
@@ -91,8 +83,6 @@ LESSON_REFUSED = [
     ("sinusoidal", "softmax/sigmoid/sigmoid", "post"),
     ("learned", "softmax", "rezero"),
 ]
-# Inputs the pipeline reads but a repro does not make: the frozen stages' and the fingerprint's records.
-RECORDS = ["metrics/numerics.json", "metrics/benchmark.json", "metrics/benchmark", "metrics/search.json"]
 
 
 def classes():
@@ -136,212 +126,106 @@ def refusal(where, positions, attention, norm):
     return "max_len"
 
 
-def stage_commands():
-    """dvc.yaml's stages in order, as (name, entry); the fingerprint and the frozen stages left out
-    (their records are copied in)."""
-    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
-    for name, stage in stages.items():
-        if stage.get("frozen") or name == "numerics":
-            continue
-        yield name, stage
-
-
-def argv_of(cmd):
-    words = cmd.split()
-    assert words[:2] == ["python", "-m"], cmd
-    return words[2], words[3:]
-
-
-def run_stage(module_name, args, monkeypatch):
-    module = __import__(module_name, fromlist=["main"])
-    monkeypatch.setattr(sys, "argv", [module_name, *args])
-    try:
-        module.main()
-    except SystemExit as stop:  # a stage's error exits non-zero after one line
-        raise AssertionError(f"{module_name} {' '.join(args)} exited {stop.code}") from None
-
-
-def param_values(raw, names, key):
-    """The values a stage's `params:` list names (dotted keys; `${key}`: its foreach key)."""
-    found = {}
-    for name in names:
-        value = raw
-        for part in name.replace("${key}", key).split("."):
-            value = value.get(part) if isinstance(value, dict) else None
-        found[name] = value
-    return found
-
-
-def digest(path):
-    """SHA-256 of a file, or of every file below a folder with its name."""
-    hashed = hashlib.sha256()
-    for file in sorted([path] if path.is_file() else path.rglob("*")):
-        if file.is_file():
-            hashed.update(str(file).encode() + file.read_bytes())
-    return hashed.hexdigest()
-
-
-def stage_inputs(body, raw, key):
-    """What DVC reruns a stage on, less the code: its parameters' values and its input files."""
-    files = [d.replace("${key}", key) for d in body.get("deps", []) if not d.startswith("pipeline/")]
-    values = param_values(raw, body.get("params", []), key)
-    return json.dumps([values, {f: digest(Path(f)) for f in files}], sort_keys=True, default=str)
-
-
-def stage_outputs(body, key):
-    declared = body.get("outs", []) + body.get("metrics", [])
-    return [(next(iter(o)) if isinstance(o, dict) else o).replace("${key}", key) for o in declared]
-
-
-def copy_outputs(paths, source, target):
-    """Each of `paths` (files or folders) from under `source` to the same place under `target`."""
-    for path in paths:
-        (target / path).parent.mkdir(parents=True, exist_ok=True)
-        (shutil.copytree if (source / path).is_dir() else shutil.copy2)(source / path, target / path)
-
-
-RUN_BEFORE = {}  # (stage, foreach key, its inputs) -> a folder holding that run's outputs
-
-
-@pytest.fixture(scope="module")
-def outputs_store(tmp_path_factory):
-    return tmp_path_factory.mktemp("stage_outputs")
-
-
-def run_or_reuse(name, key, body, raw, monkeypatch, store):
-    """Run the stage in the current folder, or take the outputs of an earlier run on the same inputs."""
-    outputs, seen = stage_outputs(body, key), (name, key, stage_inputs(body, raw, key))
-    if seen in RUN_BEFORE:
-        return copy_outputs(outputs, RUN_BEFORE[seen], Path.cwd())
-    run_stage(*argv_of(body["cmd"].replace("${key}", key)), monkeypatch)
-    if all(Path(path).exists() for path in outputs):
-        RUN_BEFORE[seen] = store / str(len(RUN_BEFORE))
-        copy_outputs(outputs, Path.cwd(), RUN_BEFORE[seen])
-
-
-FIGURES_BEFORE = {}  # (figure function, its inputs) -> the PNG drawn from them earlier in this process
-
-
-def figure_png(args):
-    """The PNG a report figure writes: its last path argument (the edition's words come after it)."""
-    return next(a for a in reversed(args) if isinstance(a, Path))
-
-
-def figure_inputs(args):
-    """What a report figure is drawn from: its arguments but the PNG it writes, a file by its bytes."""
-    png = figure_png(args)
-    named = [a.read_bytes() if isinstance(a, Path) and a.is_file() else a for a in args if a is not png]
-    return hashlib.sha256(pickle.dumps(named)).hexdigest()
-
-
-def drawn_once(plot):
-    def draw_or_copy(*args):
-        seen, png = (plot.__qualname__, figure_inputs(args)), figure_png(args)
-        if seen in FIGURES_BEFORE:
-            return files.write_bytes(png, FIGURES_BEFORE[seen])  # as the figure's own save writes it
-        plot(*args)
-        FIGURES_BEFORE[seen] = png.read_bytes()
-
-    return draw_or_copy
-
-
-@pytest.fixture(autouse=True)
-def figures_drawn_once(monkeypatch):
-    """Every report figure drawn at most once per distinct inputs in this process (see the docstring)."""
-    for module in (draw, figures, study_figures):
-        for name in [n for n in vars(module) if n.startswith("plot_")]:
-            monkeypatch.setattr(module, name, drawn_once(getattr(module, name)))
-
-
-BASELINE = {"positions": "bos", "attention": "softmax"}  # a lesson's model's variant when none is paired
-
-
-def run_params(model_class, study_class):
-    """The tiny params of a run: a lesson's model's class under model.*, a study variant's as the variant
-    `v` (the baseline where the run has none)."""
+def run_params(cls):
+    """The tiny params of a class: a lesson's model's class under model.*, a study variant's as the
+    variant `v` (the softmax baseline where the class is the lesson's)."""
+    where, positions, attention, norm, dropout, max_len = cls
     raw = laid_over(PARAMS_YAML, TINY)
-    if model_class is not None:
-        _, positions, attention, norm, dropout, max_len = model_class
-        values = {"positions": positions, "attention": attention, "norm": norm, "dropout": dropout}
+    values = {"positions": positions, "attention": attention, "norm": norm, "dropout": dropout}
+    if where == "model":
         raw = laid_over(raw, {"model": {**values, "max_len": max_len}})
-    if study_class is None:
-        raw["study"]["variants"] = {"bos_mixed": dict(BASELINE)}
+        raw["study"]["variants"] = {"v": {"positions": "bos", "attention": "softmax"}}
     else:
-        _, positions, attention, norm, dropout, max_len = study_class
         model = {"norm": norm, "dropout": dropout, "max_len": max_len}
         raw["study"]["variants"] = {"v": {"positions": positions, "attention": attention, "model": model}}
-    raw["study"]["verdict"]["variants"] = list(raw["study"]["variants"])  # the verdict judges it
+    raw["study"]["verdict"]["variants"] = ["v"]
     return raw
-
-
-def alone(cls):
-    """A class's run without a partner, as (model's class, study's class)."""
-    return (cls, None) if cls[0] == "model" else (None, cls)
 
 
 def accepted(cls):
     try:
-        parse_params(run_params(*alone(cls)))
+        parse_params(run_params(cls))
     except ConfigError:
         return False
     return True
 
 
-def runs():
-    """(model's class, study's class) of each run: every class the parameter check refuses alone, and
-    those it accepts paired, the lesson's model's and the study variant's in the classes' order, a
-    class left over alone (see the docstring)."""
-    every = classes()
-    refused = [alone(c) for c in every if not accepted(c)]
-    models, studies = ([c for c in every if c[0] == where and accepted(c)] for where in ("model", "study"))
-    return list(itertools.zip_longest(models, studies)) + refused
+CLASSES = classes()
+ACCEPTED = [c for c in CLASSES if accepted(c)]
+REFUSED = [c for c in CLASSES if not accepted(c)]
 
 
-def run_id(run):
-    return "+".join("-".join(str(v) for v in cls) for cls in run if cls is not None)
+def class_id(cls):
+    return "-".join(str(v) for v in cls)
 
 
-RUNS = runs()
+def test_every_scheme_and_every_attention_is_tried_and_some_are_refused():
+    study = [c for c in CLASSES if c[0] == "study"]
+    assert {c[1] for c in study} == set(POSITIONS)
+    named = {name for c in study for name in attention_kinds(c[2])}
+    assert named == set(ATTENTION) - {"sigmoid_st"}
+    assert ACCEPTED and REFUSED and {c[0] for c in REFUSED} == {"model", "study"}
 
 
-def test_the_runs_hold_every_class_once_and_pair_only_accepted_ones():
-    held = [c for run in RUNS for c in run if c is not None]
-    assert sorted(held) == sorted(classes())
-    for model_class, study_class in RUNS:
-        assert model_class is None or model_class[0] == "model"
-        assert study_class is None or study_class[0] == "study"
-        if model_class is not None and study_class is not None:
-            assert accepted(model_class) and accepted(study_class)
+def trained(cls, params):
+    """(the class's model after a few training steps, its losses, the lengths it must read)."""
+    if cls[0] == "model":
+        recipe, lengths = params.train, list(params.data.test_lengths)
+        data = synthetic_rows(recipe.steps * recipe.batch_size, LONGEST)
+        (model,), (losses,) = train(params.model, recipe, [0], data)
+        return model, losses, recipe, lengths
+    config, recipe, data_params = params.study.recipes["v"]
+    lengths = list(data_params.train_lengths)
+    data = training_set(lengths, 160, 0, data_params.repeats, data_params.long_counts)
+    (model,), (losses,) = train_variant(config, recipe, data, [0], "cpu")
+    return model, losses, recipe, lengths
 
 
-@pytest.mark.parametrize("model_class, study_class", RUNS, ids=map(run_id, RUNS))
-def test_a_combination_runs_every_stage_or_is_refused_up_front(
-    model_class, study_class, tmp_path, monkeypatch, outputs_store
-):
-    raw = run_params(model_class, study_class)
-    copy_outputs(RECORDS, ROOT, tmp_path)
-    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
-    monkeypatch.chdir(tmp_path)
-    try:
+@pytest.mark.parametrize("cls", ACCEPTED, ids=map(class_id, ACCEPTED))
+def test_an_accepted_combination_trains_saves_loads_and_decodes(cls, tmp_path):
+    params = parse_params(run_params(cls))
+    model, losses, recipe, lengths = trained(cls, params)
+    assert len(losses) == recipe.steps and all(math.isfinite(v) for v in losses)
+    save_checkpoint(tmp_path / "seed_0.pt", model)
+    loaded, _ = load_checkpoint(tmp_path / "seed_0.pt")
+    for name, weight in model.state_dict().items():
+        assert torch.equal(weight, loaded.state_dict()[name]), name
+    generator = torch.Generator().manual_seed(0)
+    for length in lengths:
+        src = torch.randint(0, 10, (4, length), generator=generator)
+        with torch.no_grad():
+            written, cached = greedy(loaded, src), greedy_cached(loaded, src)
+        assert written.shape == (4, length) and ((written >= 0) & (written < 10)).all(), length
+        if not POSITIONS.facts[cls[1]].draws_positions:  # a drawing scheme draws anew each session
+            assert torch.equal(written, cached), f"length {length}: the cache decodes otherwise"
+
+
+def run_stage(module_name, args, monkeypatch):
+    module = __import__(module_name, fromlist=["main"])
+    monkeypatch.setattr(sys, "argv", [module_name, *args])
+    module.main()
+
+
+FIRST_STAGE = {  # the first stage of each pipeline, which checks its parameters before writing
+    "model": ("pipeline.stages.numerics", ["--out", "metrics/numerics.json"]),
+    "study": ("pipeline.stages.variant", ["v", "--out", "metrics/variants/v.json", "--models", "m/v"]),
+}
+
+
+@pytest.mark.parametrize("cls", REFUSED, ids=map(class_id, REFUSED))
+def test_a_refused_combination_is_one_line_before_anything_is_written(cls, tmp_path, monkeypatch, capsys):
+    raw = run_params(cls)
+    with pytest.raises(ConfigError) as refused:
         parse_params(raw)
-    except ConfigError as refused:
-        classes_run = [c for c in (model_class, study_class) if c is not None]
-        assert len(classes_run) == 1, f"two classes accepted alone are refused together: {refused}"
-        (where, positions, attention, norm, _, max_len), message = classes_run[0], str(refused)
-        reason = refusal(where, positions, attention, norm)
-        assert "\n" not in message and reason in message, message
-        assert reason != "max_len" or max_len == LONGEST, f"refused with room to spare: {message}"
-        # the numerics stage runs first in every run and checks params.yaml whole: it stops there
-        numerics = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["numerics"]
-        with pytest.raises(AssertionError, match="exited 2"):
-            run_stage(*argv_of(numerics["cmd"]), monkeypatch)
-        after = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.name != "params.yaml")
-        assert after == before
-        return
-    for name, stage in stage_commands():
-        for key in raw["study"]["variants"] if "foreach" in stage else [""]:
-            body = stage.get("do", stage)
-            run_or_reuse(name, key, body, raw, monkeypatch, outputs_store)
-            for path in stage_outputs(body, key):
-                assert Path(path).exists(), f"{name}{'@' + key if key else ''} did not write {path}"
+    where, positions, attention, norm, _, max_len = cls
+    message, reason = str(refused.value), refusal(where, positions, attention, norm)
+    assert "\n" not in message and reason in message, message
+    assert reason != "max_len" or max_len == LONGEST, f"refused with room to spare: {message}"
+    write_params_files(tmp_path, raw)
+    before = sorted(tmp_path.rglob("*"))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stopped:
+        run_stage(*FIRST_STAGE[where], monkeypatch)
+    assert stopped.value.code == 2 and sorted(tmp_path.rglob("*")) == before
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and reason in err, err

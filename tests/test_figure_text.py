@@ -10,10 +10,11 @@ import pytest
 
 from pipeline.infra.figure_layout import CrowdedFigure, layout_faults
 from pipeline.params.load import load_params
-from pipeline.report import study_figures
 from pipeline.report.claims import evaluate, load_claims
 from pipeline.report.quantities import quantities
 from pipeline.report.report import EDITIONS, draw_edition, lesson_values, read_metrics
+from pipeline.report.study import figures as study_figures
+from pipeline.report.study import report as study_report
 from pipeline.report.style import Words, plt, save
 from pipeline.stages.report import report_params
 
@@ -30,6 +31,17 @@ def test_every_figure_of_an_edition_reads_cleanly(lang, tmp_path):
     draw_edition(params, m, claims, m["losses"], lesson, tmp_path, ROOT / "metrics", Words(lang))
     drawn = {p.name for p in tmp_path.glob("*.png")}
     assert drawn == {p.name for p in (ROOT / "reports/figures" / lang).glob("*.png")}
+
+
+@pytest.mark.parametrize("lang", EDITIONS)
+def test_every_figure_of_the_studys_pages_reads_cleanly(lang, tmp_path):
+    """The length study's figures, drawn from the committed results as its pages draw them."""
+    whole = load_params(ROOT / "params.yaml")
+    params = study_report.StudyPagesParams(data=whole.data, train=whole.train, study=whole.study)
+    m = study_report.read_study_metrics(ROOT / "metrics")
+    study_report.draw_edition(params, m, tmp_path, ROOT / "metrics", Words(lang))
+    drawn = {p.name for p in tmp_path.glob("*.png")}
+    assert drawn == {p.name for p in (ROOT / "reports/study/figures" / lang).glob("*.png")}
 
 
 def a_panel(size=(6, 4)):

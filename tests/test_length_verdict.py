@@ -136,7 +136,7 @@ def test_a_row_meets_the_bar_only_with_enough_seeds_every_kind_passing():
     assert not handset["judged"] and not handset["meets_bar"]  # never the verdict
 
 
-def test_the_reports_section_title_names_the_lengths_the_verdict_tested():
+def test_the_study_pages_section_title_names_the_lengths_the_verdict_tested():
     record = json.loads((ROOT / "metrics/verdict.json").read_text())
     tested = {
         int(line.split(",")[4])
@@ -144,6 +144,6 @@ def test_the_reports_section_title_names_the_lengths_the_verdict_tested():
     }
     assert max(tested) == record["max_length"] and min(tested) == 1
     for page in ("README.md", "README.es.md"):
-        text = (ROOT / "reports" / page).read_text()
+        text = (ROOT / "reports/study" / page).read_text()
         titles = [line for line in text.splitlines() if line.startswith("## ") and "1-10" in line]
         assert any(f"1-{record['max_length']} " in t for t in titles), (page, titles)

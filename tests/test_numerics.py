@@ -264,7 +264,9 @@ def results_repo(tmp_path, monkeypatch):
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     (tmp_path / "reports").mkdir()
     (tmp_path / "metrics").mkdir()
+    (tmp_path / "reports/study").mkdir()
     (tmp_path / "reports/claims.csv").write_text("id,status\na,pass\nb,note\n")
+    (tmp_path / "reports/study/claims.csv").write_text("id,status\nc,pass\n")  # the study's judged ones
     record = {
         "in_use": "portable",
         "cpu": {"vendor": "AuthenticAMD", "model": "first"},

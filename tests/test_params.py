@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import PARAMS_YAML
 
 from pipeline.infra.errors import ConfigError
 from pipeline.params.load import Params, load_params, parse_params
 from pipeline.params.study import StudyParams, Variant
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT = yaml.safe_load((ROOT / "params.yaml").read_text())
+DEFAULT = PARAMS_YAML  # the lesson's params.yaml and the study's study/params.yaml, as one mapping
 
 
 def with_value(dotted, value):
@@ -185,9 +186,9 @@ def test_the_parameter_dataclasses_declare_a_value_only_for_an_option_that_is_of
 
 
 def test_params_yaml_names_every_field_even_one_with_a_default():
-    """A default never stands in for params.yaml: the file names every field of every section, so
-    that `dvc exp run -S` varies a value each stage depends on."""
-    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
+    """A default never stands in for params.yaml: the files (the lesson's and the study's) name every
+    field of every section, so that `dvc exp run -S` varies a value each stage depends on."""
+    raw = PARAMS_YAML
     for path, cls in declared_sections():
         section = raw
         for key in path:

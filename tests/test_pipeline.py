@@ -79,19 +79,29 @@ def test_report_renders_the_claims_and_figures(reproduced_clone):
     )
     figures = sorted(p.name for p in (repo / "reports/figures/en").glob("*.png"))
     assert figures == sorted(p.name for p in (repo / "reports/figures/es").glob("*.png"))
-    assert {
-        "loss.png",
-        "length_accuracy.png",
-        "cross_attention.png",
-        "residual.png",
-        "study_counting.png",
-    } <= set(figures)
-    assert "| `bos_mixed` | no positions (BOS opens the source) | softmax | 1-5 | 30 | 2 |" in appendix
+    assert {"loss.png", "length_accuracy.png", "cross_attention.png", "residual.png"} <= set(figures)
+    assert not [name for name in figures if name.startswith(("study_", "verdict", "ladder"))]
     assert (
         "runs/<stage>.json" in appendix and f"numerics: mode `{numerics.mode()}`" in appendix
     )  # the environment
     shown = set(re.findall(r"\]\(figures/([^)]+)\)", readme + appendix))
     assert shown == {f"en/{name}" for name in figures}  # every figure drawn is shown
+
+
+def test_the_study_pipeline_renders_its_own_pages(reproduced_clone):
+    """The study's pages: its figures in both editions, its variants in its appendix, the lesson's
+    two statements it judges in its claims table."""
+    repo, _ = reproduced_clone
+    pages = repo / "reports/study"
+    figures = sorted(p.name for p in (pages / "figures/en").glob("*.png"))
+    assert figures == sorted(p.name for p in (pages / "figures/es").glob("*.png"))
+    assert {"study_counting.png", "study_length.png", "verdict.png", "ladder.png"} <= set(figures)
+    readme, appendix = ((pages / page).read_text() for page in ("README.md", "APPENDIX.md"))
+    assert "| `bos_mixed` | no positions (BOS opens the source) | softmax | 1-5 | 30 | 2 |" in appendix
+    claims = (pages / "claims.csv").read_text().splitlines()
+    assert [row.split(",")[0] for row in claims[1:]] == ["l10-shortest", "l10-not-position"]
+    shown = set(re.findall(r"\]\(figures/([^)]+)\)", readme + appendix))
+    assert shown == {f"en/{name}" for name in figures}
 
 
 def stages_run(output):
@@ -102,7 +112,7 @@ def stages_run(output):
 def test_second_repro_checks_the_numerics_and_has_nothing_else_to_do(reproduced_clone):
     repo, _ = reproduced_clone
     recorded = (repo / "metrics/numerics.json").read_bytes()
-    again = run(["dvc", "repro"], repo)
+    again = run(["dvc", "repro", "-P"], repo)  # both pipelines
     assert stages_run(again.stdout) == ["numerics"]  # always: this machine's numerics, as recorded
     assert f"numerics: mode {numerics.mode()}" in again.stdout and ": as recorded" in again.stdout
     assert (repo / "metrics/numerics.json").read_bytes() == recorded
@@ -126,8 +136,11 @@ def test_an_edit_to_the_study_alone_reruns_none_of_the_lessons_stages(reproduced
     ):
         with open(repo / module, "a") as edited:
             edited.write("\n# an edit\n")
-    stale = set(re.findall(r"^(\S+):", run(["dvc", "status"], repo).stdout, re.M))
+    listed = re.findall(r"^(\S+):$", run(["dvc", "status"], repo).stdout, re.M)
+    stale = {name.removeprefix("study/dvc.yaml:") for name in listed}
     assert "study" in stale and any(s.startswith("variant@") for s in stale), stale
+    outside = [name for name in listed if not name.startswith("study/dvc.yaml:") and name != "numerics"]
+    assert not outside, listed  # the study's pipeline, and the fingerprint, which always runs
     assert not stale & set(LESSON_STAGES), stale
 
 
@@ -162,9 +175,10 @@ def test_a_rerun_from_scratch_is_deterministic_and_leaves_the_tree_clean(reprodu
     """Every stage forced to run again (data, training, evaluation and the variants among them) gives
     the same dvc.lock, and the same bytes in every tracked file: no time, date, host or commit."""
     repo, _ = reproduced_clone  # its results committed
-    before = (repo / "dvc.lock").read_text()
-    run(["dvc", "repro", "-f"], repo)
-    assert (repo / "dvc.lock").read_text() == before
+    locks = ("dvc.lock", "study/dvc.lock")
+    before = [(repo / lock).read_text() for lock in locks]
+    run(["dvc", "repro", "-f", "-P"], repo)
+    assert [(repo / lock).read_text() for lock in locks] == before
     assert run(["git", "status", "--porcelain"], repo).stdout == ""
 
 
@@ -178,7 +192,7 @@ def test_a_team_remote_shares_results_without_retraining(reproduced_clone, tmp_p
     run(["git", "clone", "-q", str(repo), str(second)], tmp_path)
     run(["dvc", "pull", "--run-cache"], second)
     assert (second / "models/seed_1.pt").read_bytes() == (repo / "models/seed_1.pt").read_bytes()
-    again = run(["dvc", "repro"], second)
+    again = run(["dvc", "repro", "-P"], second)
     assert stages_run(again.stdout) == ["numerics"]  # nothing trained
     assert run(["git", "status", "--porcelain"], second).stdout == ""
 

@@ -195,9 +195,9 @@ def test_stage_writes_metrics_and_tables(tmp_path, monkeypatch):
     params["probe"].update({"depths": [1, 2, 12], "sweep_layers": [1, 2]})
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     monkeypatch.chdir(tmp_path)
-    from pipeline.params.load import load_params
+    from pipeline.params.lesson_load import load_lesson_params
 
-    p = load_params()
+    p = load_lesson_params()
     _, test, _ = make_datasets(p.data)
     files.write_npz("data/test.npz", **arrays_of_test_sets(test))
     save_checkpoint("models/seed_0.pt", Transformer(p.model), seed=0, steps=1, train=as_dict(p.train))

@@ -22,7 +22,13 @@ from tiny_clone import ROOT, clone_env, run
 
 pytestmark = pytest.mark.slow  # the tiny pipeline, then every experiment the README shows
 
-PAGES = ("README.md", "reports/README.md", "reports/APPENDIX.md")
+PAGES = (
+    "README.md",
+    "reports/README.md",
+    "reports/APPENDIX.md",
+    "reports/study/README.md",
+    "reports/study/APPENDIX.md",
+)
 MARKER = re.compile(r"not run by the tests: \S+( \S+){2,}")  # a reason of three words or more
 RUNNABLE = ("dvc ", "python -m pipeline.")
 BLOCK = re.compile(r"^ *```bash\n(.*?)^ *```", re.S | re.M)

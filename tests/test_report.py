@@ -8,21 +8,18 @@ import json
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from pipeline.core import evaluate as evaluation
 from pipeline.infra.errors import DataError
 from pipeline.infra.markdown import wrap_markdown
 from pipeline.params import lesson
-from pipeline.params.load import load_params
+from pipeline.params.lesson_load import load_lesson_params
 from pipeline.report.claims import evaluate, load_claims
 from pipeline.report.context import report_context
 from pipeline.report.pages import catalogue, render
 from pipeline.report.quantities import quantities
 from pipeline.report.report import environment, read_metrics
-from pipeline.report.study_figures import lengths_at_the_bar, rung_title
-from pipeline.report.style import Words
 from pipeline.stages.report import report_params
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def pages():
-    params = report_params(load_params(ROOT / "params.yaml"))
+    params = report_params(load_lesson_params(ROOT / "params.yaml"))
     m = read_metrics(ROOT / "metrics", params.train.seeds)
     claims = evaluate(load_claims(), quantities(params, m, m["benchmark"]), params)
     return render(report_context(params, m, claims, environment(m["numerics"], m["device"]))), claims
@@ -41,7 +38,7 @@ def test_the_default_parameters_judge_every_claim(pages):
 
 
 def test_a_misspelt_value_stops_the_report_naming_its_claim():
-    params = report_params(load_params(ROOT / "params.yaml"))
+    params = report_params(load_lesson_params(ROOT / "params.yaml"))
     m = read_metrics(ROOT / "metrics", params.train.seeds)
     entries = load_claims()
     entries[7] = {**entries[7], "value": entries[7]["value"] + "_x"}
@@ -54,7 +51,7 @@ FIRST_SCREEN = {  # each edition's verdict, its comparison table's header and it
         "does what the lesson says",
         "| what the lesson prints |",
         ["## The lesson's numbers against ours", "## The lesson's own explanations, tested",
-         "## What the figures show", "## Beyond the lesson: sorting lengths 1-100 after training on 1-10",
+         "## What the figures show", "## Beyond the lesson",
          "## Every check, counted",
          "## References", "## Glossary"],
     ),
@@ -63,7 +60,7 @@ FIRST_SCREEN = {  # each edition's verdict, its comparison table's header and it
         "| lo que imprime la lección |",
         ["## Los números de la lección frente a los nuestros",
          "## Las explicaciones de la lección, puestas a prueba", "## Lo que muestran las figuras",
-         "## Más allá de la lección: ordenar los largos 1-100 tras entrenar con 1-10",
+         "## Más allá de la lección",
          "## Todas las comprobaciones, contadas", "## Referencias", "## Glosario"],
     ),
 }  # fmt: skip
@@ -174,15 +171,3 @@ def test_wrapping_keeps_markdown_meaning():
 def test_the_lessons_example_is_written_once():
     assert evaluation.EXAMPLE_INPUT is lesson.EXAMPLE_INPUT  # the one the evaluation decodes
     assert lesson.EXAMPLE_OUTPUT == sorted(lesson.EXAMPLE_INPUT)
-
-
-def test_a_ladder_rung_is_at_the_bar_only_with_every_seed_and_enough_of_them():
-    bar = {"accuracy": 0.99, "lengths": [1, 20], "seed_floor": 0.98, "min_seeds": 5}
-    points = 100 * np.array([[1.0, 1.0, 1.0, 0.9]] * 4 + [[1.0, 0.975, 1.0, 0.9]])  # (seeds, lengths)
-    assert points[:, 1].mean() >= 99  # length 2's mean is at the bar; one seed is under the floor
-    at = lengths_at_the_bar(points, [1, 2, 3, 4], bar)
-    assert at == "1, 3"
-    words = Words("en")
-    assert "at the bar at: 1, 3" in rung_title(words, "r", "rung", 5, True, at, bar)
-    few = rung_title(words, "r", "rung", 2, True, at, bar)
-    assert "at the bar at" not in few and "the bar asks for 5 seeds" in few

@@ -1,5 +1,6 @@
 """The report's pages in two editions, reports/README.md and reports/APPENDIX.md and their Spanish
-README.es.md and APPENDIX.es.md, rendered from the committed results: the same numbers in the same
+README.es.md and APPENDIX.es.md, and the length study's own (reports/study/), rendered from the
+committed results: the same numbers in the same
 order, each in its edition's way; each edition linking the other at the top; the same figures, each
 drawn in its edition's language; every link into a page landing on one of its headings; in the
 Spanish pages no English, no TeX and no configuration string; and the two catalogues the pages' words
@@ -7,6 +8,7 @@ come from saying the same keys with the same fields."""
 
 import dataclasses
 import difflib
+import posixpath
 import re
 import string
 from pathlib import Path
@@ -24,6 +26,11 @@ from pipeline.report.context import report_context
 from pipeline.report.pages import catalogue, render
 from pipeline.report.quantities import quantities
 from pipeline.report.report import environment, read_metrics
+from pipeline.report.study.context import study_pages_context
+from pipeline.report.study.lesson_claims import judged_claims
+from pipeline.report.study.report import PAGES as STUDY_PAGES
+from pipeline.report.study.report import TEMPLATES as STUDY_TEMPLATES
+from pipeline.report.study.report import StudyPagesParams, read_study_metrics
 from pipeline.stages.report import report_params
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,8 +38,13 @@ ROOT = Path(__file__).resolve().parents[1]
 # sections, versions), the lessons' words between «» and a claim's id.
 KEPT = re.compile(NO_PROSE.pattern + r"|«[^»]*»|\b(?:l10|l6|paper)-[\w-]+", re.S)
 FIGURE = re.compile(r"\]\((figures/[^)]+)\)")
-LINK = re.compile(r"\]\(([\w.]*)#([^)]+)\)")  # a link to a heading: [text](PAGE.md#anchor) or (#anchor)
-EDITIONS = {"README": ("README.md", "README.es.md"), "APPENDIX": ("APPENDIX.md", "APPENDIX.es.md")}
+LINK = re.compile(r"\]\(([\w./]*)#([^)]+)\)")  # a link to a heading: [text](PAGE.md#anchor) or (#anchor)
+EDITIONS = {
+    "README": ("README.md", "README.es.md"),
+    "APPENDIX": ("APPENDIX.md", "APPENDIX.es.md"),
+    "study/README": ("study/README.md", "study/README.es.md"),
+    "study/APPENDIX": ("study/APPENDIX.md", "study/APPENDIX.es.md"),
+}
 TOPS = {  # each edition's title and its link to the other
     "README.md": ["# Replication report", "", "Versión en español: [README.es.md](README.es.md)"],
     "README.es.md": ["# Informe de replicación", "", "English version: [README.md](README.md)"],
@@ -43,6 +55,22 @@ TOPS = {  # each edition's title and its link to the other
     ],
     "APPENDIX.es.md": [
         "# Apéndice del informe de replicación",
+        "",
+        "English version: [APPENDIX.md](APPENDIX.md)",
+    ],
+    "study/README.md": [
+        "# The length-generalisation study",
+        "",
+        "Versión en español: [README.es.md](README.es.md)",
+    ],
+    "study/README.es.md": ["# El estudio de largos", "", "English version: [README.md](README.md)"],
+    "study/APPENDIX.md": [
+        "# Appendix to the length-generalisation study",
+        "",
+        "Versión en español: [APPENDIX.es.md](APPENDIX.es.md)",
+    ],
+    "study/APPENDIX.es.md": [
+        "# Apéndice del estudio de largos",
         "",
         "English version: [APPENDIX.md](APPENDIX.md)",
     ],
@@ -64,10 +92,17 @@ ASIDE = re.compile(
 
 @pytest.fixture(scope="module")
 def pages():
-    params = report_params(load_params(ROOT / "params.yaml"))
+    """Every page, the lesson's by its name and the study's under study/."""
+    whole = load_params(ROOT / "params.yaml")
+    params = report_params(whole)
     m = read_metrics(ROOT / "metrics", params.train.seeds)
     claims = evaluate(load_claims(), quantities(params, m, m["benchmark"]), params)
-    return render(report_context(params, m, claims, environment(m["numerics"], m["device"])))
+    lesson = render(report_context(params, m, claims, environment(m["numerics"], m["device"])))
+    study_params = StudyPagesParams(data=whole.data, train=whole.train, study=whole.study)
+    s = read_study_metrics(ROOT / "metrics")
+    context = study_pages_context(study_params, s, *judged_claims(study_params, s["tables"], s["search"]))
+    study = render(context, STUDY_TEMPLATES, STUDY_PAGES)
+    return lesson | {f"study/{page}": text for page, text in study.items()}
 
 
 @pytest.fixture(scope="module", params=list(EDITIONS), ids=list(EDITIONS))
@@ -130,11 +165,16 @@ def anchors(text):
 
 def test_every_link_to_a_heading_lands_on_one(pages):
     links = [
-        (page, target or page, anchor)
+        (
+            page,
+            posixpath.normpath(posixpath.join(posixpath.dirname(page), target)) if target else page,
+            anchor,
+        )
         for page, text in pages.items()
         for target, anchor in LINK.findall(text)
     ]
     assert any(target == "APPENDIX.es.md" for _, target, _ in links)
+    assert any(page == "README.es.md" and target == "study/README.es.md" for page, target, _ in links)
     broken = [
         f"{page}: {target}#{anchor}" for page, target, anchor in links if anchor not in anchors(pages[target])
     ]
@@ -161,12 +201,11 @@ def test_both_editions_show_the_same_figures_each_in_its_language(editions):
     assert [f.replace("figures/en/", "figures/es/") for f in english] == spanish
 
 
-def test_every_figure_exists_in_both_languages():
-    drawn = {
-        lang: sorted(p.name for p in (ROOT / "reports/figures" / lang).glob("*.png")) for lang in ("en", "es")
-    }
+@pytest.mark.parametrize("folder", ["reports/figures", "reports/study/figures"])
+def test_every_figure_exists_in_both_languages(folder):
+    drawn = {lang: sorted(p.name for p in (ROOT / folder / lang).glob("*.png")) for lang in ("en", "es")}
     assert drawn["en"] and drawn["en"] == drawn["es"]
-    assert not list((ROOT / "reports/figures").glob("*.png"))  # none outside an edition
+    assert not list((ROOT / folder).glob("*.png"))  # none outside an edition
 
 
 def spanish_prose(text):
@@ -178,7 +217,7 @@ def spanish_prose(text):
 ENGLISH_NUMBER = re.compile(r"(?<![\w.,])(?!\d{2,3}(?:\.\d{3})+(?![\w.]\d)|\d(?:\.\d{3}){2,})\d+\.\d+")
 
 
-@pytest.mark.parametrize("page", EDITIONS["README"][1:] + EDITIONS["APPENDIX"][1:])
+@pytest.mark.parametrize("page", [spanish for _, spanish in EDITIONS.values()])
 def test_the_spanish_pages_hold_no_english_tex_or_configuration(pages, page):
     """Claims' texts, results and verdicts, the search's reasons and the recipes come from Python and
     YAML in English; the Spanish catalogue words them, and the lessons' TeX is written as text."""

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import PARAMS_YAML, laid_over
+from conftest import PARAMS_YAML, laid_over, write_params_files
 
 import pipeline
 from pipeline.infra.ray_pool import ray_session, run_tasks
@@ -135,7 +135,7 @@ def test_the_search_on_ray_keeps_its_bytes_and_survives_a_clusters_faults(cluste
         assert out.read_bytes() == undisturbed.read_bytes()
         cluster.add_node(num_cpus=1)
 
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(study_params(), sort_keys=False))
+    write_params_files(tmp_path, study_params())
     (tmp_path / "rows.yaml").write_text(yaml.safe_dump(ROWS, sort_keys=False))
 
     with subtests.test("the driver stopped mid-search: the next run trains only the missing rows"):

@@ -3,7 +3,8 @@ command imports, directly or through others, so editing any of them reruns the s
 change does (a missing module would let DVC serve results the code no longer makes), and exactly the
 params its module reads: the `params.<section>.<key>` it writes out, the only values it hands the
 library, which never sees all of params; everything the report reads is some stage's output; no
-variant depends on the lesson's model or training."""
+variant depends on the lesson's model or training. Both pipelines: the lesson's (dvc.yaml) and the length
+study's (study/dvc.yaml); the lesson's reads nothing of the study."""
 
 import ast
 import dataclasses
@@ -15,6 +16,7 @@ import yaml
 
 from pipeline.report.inputs import ReportParams
 from pipeline.tools.stage_deps import (
+    PIPELINES,
     command_files,
     import_closure,
     only_a_docstring,
@@ -24,24 +26,58 @@ from pipeline.tools.stage_deps import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-TEXT = (ROOT / "dvc.yaml").read_text()
-STAGES = list(stages(TEXT))
+TEXTS = {pipeline: (ROOT / pipeline).read_text() for pipeline in PIPELINES}
+TEXT, STUDY_TEXT = TEXTS["dvc.yaml"], TEXTS["study/dvc.yaml"]
+STAGES = [(name, module, deps, p) for p, text in TEXTS.items() for name, module, deps in stages(text)]
+IDS = [f"{s[3]}:{s[0]}" for s in STAGES]
 
 
-@pytest.mark.parametrize("name,module,deps", STAGES, ids=[s[0] for s in STAGES])
-def test_stage_deps_equal_the_import_closure(name, module, deps):
+def stage_of(name):
+    """A stage's entry in whichever pipeline holds it."""
+    for text in TEXTS.values():
+        found = yaml.safe_load(text)["stages"].get(name)
+        if found:
+            return found
+    raise KeyError(name)
+
+
+@pytest.mark.parametrize("name,module,deps,pipeline", STAGES, ids=IDS)
+def test_stage_deps_equal_the_import_closure(name, module, deps, pipeline):
     code = import_closure(module)
     repeated = sorted({d for d in deps if deps.count(d) > 1})
     assert not repeated, f"stage {name}: dvc.yaml lists deps twice: {', '.join(repeated)}"
-    listed = {d for d in deps if d.startswith("pipeline/")} - set(command_files(TEXT)[name])
+    listed = {d for d in deps if d.startswith("pipeline/")} - set(command_files(TEXTS[pipeline])[name])
     missing, extra = sorted(code - listed), sorted(listed - code)
     hint = " (python -m pipeline.tools.stage_deps --write)"
     assert not missing, f"stage {name}: dvc.yaml lacks deps it imports: {', '.join(missing)}{hint}"
     assert not extra, f"stage {name}: dvc.yaml lists deps it never imports: {', '.join(extra)}{hint}"
 
 
-def test_the_tool_that_writes_the_code_deps_leaves_dvc_yaml_as_it_is():
-    assert rewritten(TEXT) == TEXT
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_the_tool_that_writes_the_code_deps_leaves_dvc_yaml_as_it_is(pipeline):
+    assert rewritten(TEXTS[pipeline], pipeline) == TEXTS[pipeline]
+
+
+def test_the_lessons_pipeline_reads_nothing_of_the_study():
+    """No lesson stage imports the study's code or its pages', reads its parameters, or depends on an
+    output of the study's pipeline."""
+    study_outputs = outputs(STUDY_TEXT)
+    for name, module, deps, pipeline in STAGES:
+        if pipeline != "dvc.yaml":
+            continue
+        code = import_closure(module)
+        assert not [f for f in code if f.startswith(("pipeline/study/", "pipeline/report/study/"))], name
+        assert "pipeline/params/study.py" not in code, name
+        assert not [d for d in deps if produced(d, study_outputs)], name
+    assert "study" not in yaml.safe_load((ROOT / "params.yaml").read_text())
+
+
+def test_the_studys_stages_run_from_the_root_and_read_their_own_file():
+    for name, stage in yaml.safe_load(STUDY_TEXT)["stages"].items():
+        body = stage.get("do", stage)
+        assert body.get("wdir") == "..", name
+        own = [p for p in body.get("params", []) if isinstance(p, dict)]
+        assert own and set(own[0]) == {"study/params.yaml"}, name
 
 
 def test_the_closure_follows_imports_through_other_modules():
@@ -83,12 +119,12 @@ def test_only_the_search_imports_ray():
     runs that module, so no other stage pays Ray's import."""
     importers = [p for p in sorted((ROOT / "pipeline").rglob("*.py")) if "ray" in top_level_names(p)]
     assert [p.relative_to(ROOT).as_posix() for p in importers] == ["pipeline/infra/ray_pool.py"]
-    spreading = {name for name, module, _ in STAGES if "pipeline/infra/ray_pool.py" in import_closure(module)}
+    spreading = {s[0] for s in STAGES if "pipeline/infra/ray_pool.py" in import_closure(s[1])}
     assert spreading == {"search"}
 
 
 def test_only_the_stages_that_build_the_hand_set_model_depend_on_its_construction():
-    builders = {name for name, _, deps in STAGES if "pipeline/study/counting_sort.py" in deps}
+    builders = {s[0] for s in STAGES if "pipeline/study/counting_sort.py" in s[2]}
     # search: frozen, rerun on purpose; verdict: the signed count set by hand takes its pieces
     assert builders == {"variant", "study", "search", "verdict"}
 
@@ -107,18 +143,19 @@ def test_the_data_files_a_module_reads_are_deps_as_its_code_is():
 
 
 def test_a_file_the_command_line_names_is_a_dep():
-    search = next(deps for name, _, deps in STAGES if name == "search")
+    search = next(s[2] for s in STAGES if s[0] == "search")
     assert "pipeline/study/search.yaml" in search
 
 
-def test_dvc_yaml_reads_at_a_glance():
-    assert len(TEXT.splitlines()) < 250
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_dvc_yaml_reads_at_a_glance(pipeline):
+    assert len(TEXTS[pipeline].splitlines()) < 200
 
 
-def outputs():
-    """Every output path of every stage (foreach stages with their `${key}`)."""
+def outputs(text=TEXT):
+    """Every output path of every stage of a pipeline (foreach stages with their `${key}`)."""
     found = set()
-    for stage in yaml.safe_load(TEXT)["stages"].values():
+    for stage in yaml.safe_load(text)["stages"].values():
         body = stage.get("do", stage)
         for section in ("outs", "metrics"):
             for entry in body.get(section, []):
@@ -135,10 +172,11 @@ def produced(path, outs):
     return False
 
 
-def test_everything_the_report_reads_is_a_stages_output():
-    report = yaml.safe_load(TEXT)["stages"]["report"]
-    outs = outputs()
-    read = [d for d in report["deps"] if not d.startswith("pipeline/")]
+@pytest.mark.parametrize("name,pipelines", [("report", ("dvc.yaml",)), ("study_pages", PIPELINES)])
+def test_everything_a_report_reads_is_a_stages_output(name, pipelines):
+    """The lesson's report reads the lesson's outputs; the study's pages, the study's and the lesson's."""
+    outs = set().union(*(outputs(TEXTS[p]) for p in pipelines))
+    read = [d for d in stage_of(name)["deps"] if not d.startswith("pipeline/")]
     assert read and all(produced(d, outs) for d in read), [d for d in read if not produced(d, outs)]
 
 
@@ -146,7 +184,8 @@ def test_every_parameter_the_report_names_is_one_the_report_stage_hands_it():
     """The report's code and templates read `params.<field>` of ReportParams, which the report stage
     fills from the keys its params name (norm_count from norm.count, ...)."""
     fields = {f.name for f in dataclasses.fields(ReportParams)}
-    sources = [*(ROOT / "pipeline/report").rglob("*.py"), *(ROOT / "pipeline/report/templates").glob("*.j2")]
+    lesson = [p for p in (ROOT / "pipeline/report").rglob("*.py") if "study" not in p.parent.parts]
+    sources = [*lesson, *(ROOT / "pipeline/report/templates").glob("*.j2")]
     read = {
         m.group(1)
         for path in sources
@@ -154,22 +193,28 @@ def test_every_parameter_the_report_names_is_one_the_report_stage_hands_it():
         if m.group(1) != "yaml"  # "params.yaml", the file
     }
     assert read and read <= fields, f"the report reads {sorted(read - fields)}, which ReportParams lacks"
-    listed = yaml.safe_load(TEXT)["stages"]["report"]["params"]
+    listed = stage_of("report")["params"]
     assert sorted(
         k.replace(".", "_") if k.split(".")[0] in ("norm", "probe") else k for k in listed
     ) == sorted(fields)
 
 
 def test_no_variant_stage_depends_on_the_lessons_model_or_training():
-    params = yaml.safe_load(TEXT)["stages"]["variant"]["do"]["params"]
+    params = stage_of("variant")["do"]["params"]
     assert params and not [p for p in params if str(p).split(".")[0] in ("model", "train", "data")]
 
 
-@pytest.mark.parametrize("name,module,deps", STAGES, ids=[s[0] for s in STAGES])
-def test_each_stages_params_are_the_keys_its_module_reads(name, module, deps):
-    listed = yaml.safe_load(TEXT)["stages"][name]
-    listed = listed.get("do", listed).get("params", [])
-    assert listed == [key.strip('"') for key in stage_reads(module)], f"stage {name}"
+def flat_params(listed):
+    """A stage's params as one list of keys, in order: those of params.yaml, then each file's."""
+    return [key for p in listed for key in (next(iter(p.values())) if isinstance(p, dict) else [p])]
+
+
+@pytest.mark.parametrize("name,module,deps,pipeline", STAGES, ids=IDS)
+def test_each_stages_params_are_the_keys_its_module_reads(name, module, deps, pipeline):
+    listed = stage_of(name)
+    listed = flat_params(listed.get("do", listed).get("params", []))
+    reads = [key.strip('"') for key in stage_reads(module)]
+    assert sorted(listed) == sorted(reads), f"stage {name}"
 
 
 def test_a_stage_that_reads_parameters_without_a_params_line_is_refused():

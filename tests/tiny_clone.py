@@ -1,5 +1,6 @@
 """The tiny end-to-end clone the slow tests share: the project's files in a fresh git repository
-(branch main) with a configuration that trains in seconds, and a helper to run commands in it.
+(branch main) with a configuration that trains in seconds (the lesson's params.yaml and the study's
+study/params.yaml), and a helper to run commands in it. Its `dvc repro -P` runs both pipelines.
 
 One clone is reproduced (`dvc repro`, results committed) once per test run, whatever the number of
 pytest-xdist workers: the first worker that needs it builds it under a file lock, in the background
@@ -17,6 +18,7 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+STUDY_PARAMS = "study/params.yaml"
 BIN = Path(sys.executable).parent
 TINY = {
     "data": {"train_lengths": [5], "train_size": 256, "test_lengths": [3, 5], "test_size": 20, "seed": 0},
@@ -25,40 +27,40 @@ TINY = {
     "evaluate": {"batch_size": 1000},
     "norm": {"count": 1},
     "probe": {"depths": [1, 2], "sweep_layers": [1, 2]},  # every probe's code at the fewest depths
-    "study": {
-        "variants": {  # the default study's names and held-out seeds, so the README's commands run here
-            "bos_mixed": {"positions": "bos", "attention": "softmax"},
-            "bos_mixed_sums": {"positions": "bos", "attention": "none/sigmoid/sigmoid"},
-            "signed_count_hint_repeats": {
-                "positions": "bos",
-                "attention": "none/none/signed",
-                "train": {"count_hint": 0.1},
-                "data": {"repeats": 0.25},
-            },
-            "sums_count_hint_repeats": {
-                "positions": "bos",
-                "attention": "none/sigmoid/sigmoid",
-                "train": {"count_hint": 0.1},
-                "data": {"repeats": 0.25},
-            },
-            "signed_owed_repeats": {
-                "positions": "bos",
-                "attention": "none/none/signed_owed",
-                "data": {"repeats": 0.25},
-            },
+}
+TINY_STUDY = {  # the length study's own file, study/params.yaml, at toy size
+    "variants": {  # the default study's names and held-out seeds, so the README's commands run here
+        "bos_mixed": {"positions": "bos", "attention": "softmax"},
+        "bos_mixed_sums": {"positions": "bos", "attention": "none/sigmoid/sigmoid"},
+        "signed_count_hint_repeats": {
+            "positions": "bos",
+            "attention": "none/none/signed",
+            "train": {"count_hint": 0.1},
+            "data": {"repeats": 0.25},
         },
-        "model": {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "max_len": 16},
-        "train": {"steps": 30, "batch_size": 16, "warmup": 5, "seeds": [200, 201]},
-        "data": {"train_lengths": [1, 2, 3, 4, 5]},
-        "max_length": 8,
-        "test_size": 20,
-        "diagnosis_lengths": [3, 5, 7],
-        "verdict": {
-            "max_length": 12,
-            "test_size": 10,
-            "table_lengths": [4, 8, 12],
-            "bar": {"accuracy": 0.99, "lengths": [1, 12], "seed_floor": 0.98, "min_seeds": 2},
+        "sums_count_hint_repeats": {
+            "positions": "bos",
+            "attention": "none/sigmoid/sigmoid",
+            "train": {"count_hint": 0.1},
+            "data": {"repeats": 0.25},
         },
+        "signed_owed_repeats": {
+            "positions": "bos",
+            "attention": "none/none/signed_owed",
+            "data": {"repeats": 0.25},
+        },
+    },
+    "model": {"d_model": 16, "heads": 2, "layers": 1, "d_ff": 32, "max_len": 16},
+    "train": {"steps": 30, "batch_size": 16, "warmup": 5, "seeds": [200, 201]},
+    "data": {"train_lengths": [1, 2, 3, 4, 5]},
+    "max_length": 8,
+    "test_size": 20,
+    "diagnosis_lengths": [3, 5, 7],
+    "verdict": {
+        "max_length": 12,
+        "test_size": 10,
+        "table_lengths": [4, 8, 12],
+        "bar": {"accuracy": 0.99, "lengths": [1, 12], "seed_floor": 0.98, "min_seeds": 2},
     },
 }
 
@@ -85,9 +87,14 @@ def merged(base, overrides):
     return out
 
 
-def write_params(repo, overrides):
+def write_params(repo, overrides, study_overrides=None):
+    """The clone's params.yaml with `overrides` laid over the project's, and, where given, its
+    study/params.yaml with `study_overrides` laid over the project's study section."""
     params = merged(yaml.safe_load((ROOT / "params.yaml").read_text()), overrides)
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    if study_overrides is not None:
+        study = merged(yaml.safe_load((ROOT / STUDY_PARAMS).read_text())["study"], study_overrides)
+        (repo / STUDY_PARAMS).write_text(yaml.safe_dump({"study": study}, sort_keys=False))
 
 
 def make_clone(repo):
@@ -99,10 +106,10 @@ def make_clone(repo):
         source = ROOT / name
         inputs = ("metrics/benchmark", "metrics/search")  # tools' measurements the report reads
         generated = name.startswith(("metrics/", "reports/")) and not name.startswith(inputs)
-        if source.is_file() and not generated and name != "dvc.lock":
+        if source.is_file() and not generated and name not in ("dvc.lock", "study/dvc.lock"):
             (repo / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, repo / name)
-    write_params(repo, TINY)
+    write_params(repo, TINY, TINY_STUDY)
     for cmd in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"]):
         run(cmd, repo)
     run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "tiny"], repo)
@@ -123,7 +130,7 @@ def build_reproduced(base):
             return
         try:
             template.mkdir()
-            result = run(["dvc", "repro"], make_clone(template))
+            result = run(["dvc", "repro", "-P"], make_clone(template))  # both pipelines
             run(["git", "add", "-A"], template)
             run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "results"], template)
             log.write_text(result.stdout + result.stderr)

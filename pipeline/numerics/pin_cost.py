@@ -36,11 +36,11 @@ import torch
 from dataclasses import replace
 from pipeline.core.data import synthetic_rows
 from pipeline.core.loop import train
-from pipeline.params.load import load_params
+from pipeline.params.lesson_load import load_lesson_params
 
 steps, warmup = int(sys.argv[1]), int(sys.argv[2])
 torch.set_num_threads(1)
-params = load_params()
+params = load_lesson_params()
 recipe, length = replace(params.train, steps=steps), params.data.train_lengths[0]
 stamps = []
 on_step = lambda *_: stamps.append(time.perf_counter())

@@ -87,10 +87,10 @@ def profile_this_process(steps, seeds=1):
 
     from pipeline.core.data import synthetic_rows
     from pipeline.core.loop import train
-    from pipeline.params.load import load_params
+    from pipeline.params.lesson_load import load_lesson_params
 
     torch.set_num_threads(1)  # as the stages train
-    params = load_params()
+    params = load_lesson_params()
     short = dataclasses.replace(params.train, steps=steps)
     data = synthetic_rows(steps * short.batch_size * seeds, params.data.train_lengths[0])
 

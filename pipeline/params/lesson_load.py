@@ -1,8 +1,7 @@
 """params.yaml read, and the lesson's sections checked (data, model, train, evaluate, norm, probe),
-with the rules across them. A lesson stage reads only these, so an edit to the length study's rules
-(pipeline/params/study.py) reruns none of them; the numerics stage, which runs before any stage
-trains, checks the whole file (pipeline/params/load.py), so a bad study value is still one clear
-line before any training."""
+with the rules across them. The file holds the lesson's sections alone: the length study's live in
+its own file (study/params.yaml, read by pipeline/params/load.py), and nothing of the lesson reads
+them."""
 
 from pipeline.infra.errors import ConfigError
 from pipeline.params.model import ModelConfig, check_config, check_lesson_model
@@ -18,9 +17,6 @@ class LessonParams:
     evaluate: EvaluateParams
     norm: NormParams
     probe: ProbeParams
-
-
-STUDY_SECTIONS = ("study",)  # the sections the lesson's stages never read
 
 
 def check_lesson(p):
@@ -42,9 +38,12 @@ def check_lesson(p):
 
 
 def parse_lesson(raw) -> LessonParams:
-    """The lesson's sections of a params mapping, checked, or ConfigError; the study's left unread."""
-    lesson = {k: v for k, v in raw.items() if k not in STUDY_SECTIONS} if isinstance(raw, dict) else raw
-    params = parse(LessonParams, lesson)
+    """The lesson's sections of a params mapping, checked, or ConfigError."""
+    if isinstance(raw, dict) and "study" in raw:
+        raise ConfigError(
+            "params.yaml has a section study: the length study's values go in study/params.yaml"
+        )
+    params = parse(LessonParams, raw)
     check_lesson(params)
     return params
 

@@ -16,9 +16,7 @@ import yaml
 from pipeline.infra.errors import DataError
 from pipeline.infra.locale import Phrase
 from pipeline.params.model import longest_source
-from pipeline.report.inputs import ReportParams
 from pipeline.report.judging import judge_below_bar, judge_paired, judge_rounding, judge_seeds, outcome
-from pipeline.report.quantities import shorter_untrained
 
 CLAIMS_PATH = Path(__file__).with_name("claims.yaml")
 KINDS = ("measured", "rerun", "derived", "structural", "arithmetic")
@@ -109,6 +107,11 @@ def judge(entry, value):
     raise DataError(f"claim {entry['id']}: unknown rule {rule!r}")
 
 
+def shorter_untrained(train_lengths):
+    """The lengths from 2 up to the longest trained one that training never drew."""
+    return [n for n in range(2, max(train_lengths)) if n not in train_lengths]
+
+
 APPLIES = {  # claims.yaml's `applies`: whether a run with these parameters measures the claim
     "test_length": lambda params, n: n in params.data.test_lengths,
     "steps": lambda params, n: params.train.steps >= n,
@@ -118,7 +121,7 @@ APPLIES = {  # claims.yaml's `applies`: whether a run with these parameters meas
 }
 
 
-def applies(entry, params: ReportParams):
+def applies(entry, params):
     if unknown := sorted(set(entry.get("applies", {})) - set(APPLIES)):
         raise DataError(
             f"claim {entry['id']}: unknown applies {', '.join(unknown)} (known: {', '.join(APPLIES)})"
@@ -144,8 +147,9 @@ def measured_value(entry, quantities):
         raise DataError(f"claim {entry['id']} applies, but {missing} was not measured: {hint}") from None
 
 
-def evaluate(entries, quantities, params: ReportParams):
-    """Every claim that applies to `params`, judged; `quantities`: {value name: what was measured}."""
+def evaluate(entries, quantities, params):
+    """Every claim that applies to `params` (the sections APPLIES reads: data, train, model and
+    probe_depths), judged; `quantities`: {value name: what was measured}."""
     claims = []
     for e in (e for e in entries if applies(e, params)):
         judged = {"expected": written(e["expected"], words=True), **judge(e, measured_value(e, quantities))}

@@ -11,7 +11,6 @@ import pandas as pd
 from pipeline.infra.errors import DataError
 from pipeline.params.model import ModelConfig
 from pipeline.params.sections import DataParams, TrainParams
-from pipeline.params.study import StudyParams
 
 
 @dataclass(frozen=True)
@@ -23,7 +22,6 @@ class ReportParams:
     train: TrainParams
     norm_count: int
     probe_depths: tuple
-    study: StudyParams
 
 
 def read_json(path):
@@ -44,20 +42,6 @@ def read_rows(path, delimiter=","):
 def read_numbers(path):
     """A CSV file of numbers only, as a list of {column: float}."""
     return [{k: float(v) for k, v in row.items()} for row in read_rows(path)]
-
-
-def variant_accuracy(per_seed_rows, variant):
-    """{seed: {length: exact sequences}} of one study variant, from the study's per_seed.csv rows."""
-    by_seed = {}
-    for r in per_seed_rows:
-        if r["variant"] == variant:
-            by_seed.setdefault(int(r["seed"]), {})[int(r["length"])] = float(r["seq_acc"])
-    return by_seed
-
-
-def row_accuracy(row):
-    """{seed: {length: exact sequences}} of one search row (its JSON keys are strings)."""
-    return {int(s): {int(n): a for n, a in by.items()} for s, by in row["accuracy"].items()}
 
 
 def read_losses(log_dir, seeds):

@@ -1,5 +1,6 @@
 """The report's pages: reports/README.md and APPENDIX.md and their Spanish editions README.es.md and
-APPENDIX.es.md, each page one template (templates/*.md.j2) rendered in each language: the template
+APPENDIX.es.md (and the length study's, reports/study/, from pipeline/report/study/templates/), each
+page one template (templates/*.md.j2) rendered in each language: the template
 orders the page, pipeline/report/context.py gives it the numbers, the language's catalogue
 (words/<language>.yaml) every word, and each number is written the language's way as it is written
 (pipeline/infra/locale.py); long prose lines wrapped for reading (pipeline/infra/markdown.py), table
@@ -157,11 +158,12 @@ def changes(context, entry):
     return "; ".join([*named, *done])
 
 
-def environment():
-    """The templates' Jinja environment: a missing value an error, every value printed in the page's
-    language, and the filters and calls that give a page its words and numbers."""
+def environment(templates=TEMPLATES):
+    """The Jinja environment of the templates in the folder `templates`: a missing value an error,
+    every value printed in the page's language, and the filters and calls that give a page its words
+    and numbers."""
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
+        loader=jinja2.FileSystemLoader(templates),
         undefined=jinja2.StrictUndefined,  # a missing value is an error, not a blank in the report
         trim_blocks=True,
         lstrip_blocks=True,
@@ -181,13 +183,15 @@ def environment():
     return env
 
 
-def render(context):
-    """{page name: Markdown} for every page, from the report's context: each page's template in its
-    language, its words from that language's catalogue."""
-    env, words = environment(), {lang: catalogue(lang) for lang in set(PAGES.values())}
-    pages = {}
-    for page, lang in PAGES.items():
+def render(context, templates=TEMPLATES, pages=PAGES):
+    """{page name: Markdown} for every page of `pages` ({page: its language}), from the report's
+    context: each page's template (in the folder `templates`) in its language, its words from that
+    language's catalogue. The lesson's report and the length study's pages each render their own."""
+    env, words = environment(templates), {lang: catalogue(lang) for lang in set(pages.values())}
+    rendered = {}
+    for page, lang in pages.items():
         writer = Writer(lang, words[lang].get("results"))
         template = env.get_template(page.split(".")[0] + ".md.j2")
-        pages[page] = wrap_markdown(template.render(**context, words=words[lang], lang=lang, writer=writer))
-    return pages
+        text = template.render(**context, words=words[lang], lang=lang, writer=writer)
+        rendered[page] = wrap_markdown(text)
+    return rendered

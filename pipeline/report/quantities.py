@@ -172,42 +172,6 @@ def gemma_parameters(c=GEMMA_2B, ffn=GEMMA_2B_FFN):
     return c["vocab"] * c["d_model"] + c["layers"] * layer + c["d_model"]  # tied embedding, final norm
 
 
-POSITIONLESS_ROW = "bos_fixed_confirm"  # the frozen search's row the claim «no es por la posición» reads
-
-
-def positionless_row(search):
-    """The search's row with no position vectors trained on the lesson's length alone, or None."""
-    return next((r for r in search["rows"] if r["name"] == POSITIONLESS_ROW), None)
-
-
-def positionless_failure(search, test_lengths, bar):
-    """The search's model with no position vectors trained on the lesson's length alone: each seed's
-    exact sequences at the lesson's other lengths (those the row did not train on), against the bar."""
-    row = positionless_row(search)
-    if row is None:
-        raise KeyError(f"the search's row {POSITIONLESS_ROW}")
-    lengths = [n for n in test_lengths if n not in row["recipe"]["train_lengths"]]
-    by_length = {n: [row["accuracy"][str(s)][str(n)] for s in row["seeds"]] for n in lengths}
-    return {"by_length": by_length, "bar": bar.accuracy}
-
-
-def shorter_untrained(train_lengths):
-    """The lengths from 2 up to the longest trained one that training never drew."""
-    return [n for n in range(2, max(train_lengths)) if n not in train_lengths]
-
-
-def shorter_failure(per_seed, train_lengths, bar):
-    """«Hasta las más cortas fallan»: the lesson's model (the study's `pipeline` rows) at every length
-    from 2 up to the longest it trained on, less those it trained on, against the bar. One digit is
-    left out: sorting it is copying it."""
-    mine = per_seed[per_seed["variant"] == "pipeline"]
-    lengths = shorter_untrained(train_lengths)
-    by_length = {n: mine.loc[mine["length"] == n, "seq_acc"].tolist() for n in lengths}
-    if not all(by_length.values()):
-        raise KeyError("the study's accuracy of the lesson's model at every shorter length")
-    return {"by_length": by_length, "bar": bar.accuracy}
-
-
 LESSON_CONFIG = "d_model {d_model}, {heads} heads, {layers} layers each side, d_ff {d_ff}, dropout {dropout}"
 RECIPE = "lr {lr}, eps {eps}, warmup {warmup}, label smoothing {label_smoothing}, batch {batch_size}"
 
@@ -234,14 +198,6 @@ def quantities(params: ReportParams, m, benchmark):
         "q.chance_of_a_zero": 1 - 0.9**10,
         "q.gemma_parameters": gemma_parameters(),
         **{f"q.{k}": v for k, v in configuration(params).items()},
-        **lazily(
-            positionless=lambda: positionless_failure(
-                m["search"], params.data.test_lengths, params.study.bar
-            ),
-            shorter=lambda: shorter_failure(
-                tables["study/per_seed"], params.data.train_lengths, params.study.bar
-            ),
-        ),
     }
     if "train_step_ms_ours" in benchmark:
         ms = benchmark["train_step_ms_ours"]

@@ -1,6 +1,7 @@
-"""The report stage's work: every stage's saved results read back, the claims judged, every figure
-drawn, and the pages written: reports/README.md, reports/README.es.md, reports/APPENDIX.md,
-reports/APPENDIX.es.md, reports/claims.csv and reports/figures/*.png, from saved metrics only."""
+"""The report stage's work: every lesson stage's saved results read back, the claims judged, every
+figure drawn, and the pages written: reports/README.md, reports/README.es.md, reports/APPENDIX.md,
+reports/APPENDIX.es.md, reports/claims.csv and reports/figures/*.png, from saved metrics only. It
+reads nothing of the length study, whose pages are its own (pipeline/report/study/)."""
 
 import platform
 from importlib.metadata import version  # numpy and dvc are requirements: always installed
@@ -9,15 +10,13 @@ from pathlib import Path
 from pipeline.infra import files
 from pipeline.infra.outputs import read_table, stage_outputs
 from pipeline.infra.pool import run_jobs
-from pipeline.report import figures, study_figures, verdict_figure
+from pipeline.report import figures
 from pipeline.report.claims import claims_csv, counts, evaluate, load_claims
-from pipeline.report.context import report_context, searched
+from pipeline.report.context import report_context
 from pipeline.report.inputs import ReportParams, loss_table, read_json, read_losses
 from pipeline.report.pages import render
 from pipeline.report.quantities import quantities
-from pipeline.report.readout_search import plot_readout_search, readout_search
 from pipeline.report.style import Words
-from pipeline.study.bar import confirmation
 
 SUMMARIES = ("architecture", "probe")  # metrics/<name>/summary.json
 TABLES = (
@@ -31,9 +30,6 @@ TABLES = (
     "probe/paths",
     "probe/residual_table",
     "probe/jacobian_sweep",
-    "study/per_seed",
-    "study/bar",
-    "verdict/per_seed",
 )
 
 
@@ -49,12 +45,7 @@ def read_metrics(saved, seeds):
         read_json(saved / f"{name}.json") for name in ("data", "train", "evaluate")
     )  # headlines
     m["benchmark"] = read_json(saved / "benchmark.json")  # the frozen benchmark stage's
-    m["search"] = read_json(saved / "search.json")  # the frozen search stage's
     m["example"] = read_json(saved / "evaluate/example.json")
-    m["study_meta"] = read_json(saved / "study/meta.json")
-    m["diagnosis"] = read_json(saved / "study/diagnosis.json")
-    m["count_margin"] = read_json(saved / "study/count_margin.json")
-    m["verdict"] = read_json(saved / "verdict.json")
     m["numerics"] = read_json(saved / "numerics.json")
     m["device"] = read_json(saved / "train/device.json")["device"]
     return m
@@ -97,9 +88,10 @@ def environment(numerics, device):
     }
 
 
-def lesson_values(prefix, suffix):
-    """{number: the lesson's value} of the claims `<prefix><number><suffix>` (claims.yaml)."""
-    found = [e for e in load_claims() if e["id"].startswith(prefix) and e["id"].endswith(suffix)]
+def lesson_values(prefix, suffix, entries=None):
+    """{number: the lesson's value} of the claims `<prefix><number><suffix>` (claims.yaml, or `entries`)."""
+    entries = load_claims() if entries is None else entries
+    found = [e for e in entries if e["id"].startswith(prefix) and e["id"].endswith(suffix)]
     return {int(e["id"][len(prefix) : len(e["id"]) - len(suffix)]): float(e["expected"]) for e in found}
 
 
@@ -122,7 +114,7 @@ def draw_figures(params: ReportParams, m, claims, losses, out, metrics_dir):
 def draw_edition(params: ReportParams, m, claims, losses, lesson, out, saved, w):
     """Every figure in the words of one edition (`w`); `lesson`: the lesson's printed losses and its
     length table."""
-    study, probe, evaluate = saved / "study", saved / "probe", saved / "evaluate"
+    probe, evaluate = saved / "probe", saved / "evaluate"
     figures.plot_loss(losses, m["train"]["loss_floor"], lesson["losses"], out / "loss.png", w)
     length_table = evaluate / "length_table.csv"
     figures.plot_length_accuracy(
@@ -135,24 +127,3 @@ def draw_edition(params: ReportParams, m, claims, losses, lesson, out, saved, w)
     figures.plot_jacobian_sweep(probe / "jacobian_sweep.csv", out / "jacobian_sweep.png", w)
     figures.plot_layernorm(probe / "layernorm_cell.csv", m["probe"], out / "layernorm.png", w)
     figures.plot_benchmark(saved / "benchmark.json", out / "benchmark.png", w)
-    table, meta, diagnosis = study / "length_accuracy.csv", study / "meta.json", study / "diagnosis.json"
-    study_figures.plot_study_accuracy(table, meta, out / "study_length.png", w)
-    study_figures.plot_study_heatmap(table, meta, out / "study_heatmap.png", w)
-    study_figures.plot_study_diagnosis(diagnosis, out / "study_diagnosis.png", w)
-    study_figures.plot_study_attention(diagnosis, out / "study_attention.png", w)
-    study_figures.plot_study_counting(diagnosis, out / "study_counting.png", w)
-    study_figures.plot_count_margin(study / "count_margin.json", out / "study_count_margin.png", w)
-    chosen, bar = confirmation(params.study, m["search"]["rows"]), m["study_meta"]["bar"]
-    rows = m["search"]["rows"]
-    ladder = out / "ladder.png"
-    verdict = saved / "verdict/per_seed.csv"
-    study_figures.plot_ladder(study / "per_seed.csv", m["study_meta"], rows, bar, ladder, w, verdict)
-    verdict_figure.plot_verdict(saved / "verdict.json", verdict, out / "verdict.png", w)
-    aimed = readout_search([searched(r, params.study.bar) for r in rows], params.study)
-    if aimed:  # the search's rows judged on the verdict's three kinds
-        plot_readout_search(aimed, params.study.bar, out / "readout_search.png", w)
-    if chosen["variant"]:  # the search's choice, judged on the held-out seeds
-        seeds_figure = out / "study_seeds.png"
-        study_figures.plot_study_seeds(
-            study / "per_seed.csv", chosen["variant"], chosen["row"], bar, seeds_figure, w
-        )

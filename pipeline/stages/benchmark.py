@@ -10,7 +10,7 @@ writes outputs; the work is in pipeline/tools/benchmark/.
 import time
 
 from pipeline.infra.entry import record_run, stage_entry, stage_paths
-from pipeline.params.load import load_params
+from pipeline.params.lesson_load import load_lesson_params
 from pipeline.tools.benchmark.suite import run, write_results
 
 
@@ -18,9 +18,9 @@ from pipeline.tools.benchmark.suite import run, write_results
 def main():
     args = stage_paths(__doc__, "metrics", flags={"quick": "a smoke run: few steps, small batches"})
     start = time.perf_counter()
-    params = load_params()
+    params = load_lesson_params()
     length = params.data.train_lengths[0]
-    metrics, tables = run(params.model, params.train, length, params.evaluate, params.study, args.quick)
+    metrics, tables = run(params.model, params.train, length, params.evaluate, args.quick)
     metrics["seconds"] = time.perf_counter() - start  # the measurement's own length, kept with it
     write_results(metrics, tables, args.metrics)
     print(f"wrote {args.metrics} and {args.metrics.with_suffix('')}/")

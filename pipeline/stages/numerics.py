@@ -9,9 +9,9 @@ kernels round otherwise), the file changes and every stage that computes with to
 results and the fingerprint beside them always agree. The work is in pipeline/numerics/record.py
 (the record) and fingerprint.py (the measures).
 
-It is also where params.yaml is checked whole, before any stage trains: the lesson's stages check
-their own sections only (pipeline/params/lesson_load.py), so a bad value of the length study's is
-refused here, in one line, before minutes of training.
+It is also where params.yaml is checked whole, before any stage trains: every section and the rules
+across them (pipeline/params/lesson_load.py), so a bad value is refused here, in one line, before
+minutes of training. The length study's file is checked by each of its own stages.
 """
 
 import time
@@ -20,14 +20,14 @@ from pipeline.infra.entry import record_run, stage_entry, stage_paths
 from pipeline.infra.errors import PipelineError
 from pipeline.infra.outputs import stage_outputs
 from pipeline.numerics.record import kept_record, read_record
-from pipeline.params.load import load_params
+from pipeline.params.lesson_load import load_lesson_params
 
 
 @stage_entry
 def main():
     args = stage_paths(__doc__, "out")
     start = time.perf_counter()
-    load_params()  # every section and rule, the study's included: a bad value stops the run here
+    load_lesson_params()  # every section and rule: a bad value stops the run here
     try:
         previous = read_record(args.out)
     except PipelineError:  # missing or unreadable: this machine's record replaces it

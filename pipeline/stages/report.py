@@ -1,5 +1,5 @@
-"""Stage `report`: figures, the claims table, reports/README.md and reports/APPENDIX.md with their
-Spanish editions README.es.md and APPENDIX.es.md, from saved metrics only.
+"""Stage `report`: the lesson's figures, the claims table, reports/README.md and reports/APPENDIX.md
+with their Spanish editions README.es.md and APPENDIX.es.md, from the lesson's saved metrics only.
 
     python -m pipeline.stages.report --metrics metrics --reports reports
 
@@ -9,11 +9,11 @@ A thin entry point that reads inputs and writes outputs; the work is in pipeline
 import time
 
 from pipeline.infra.entry import record_run, stage_entry, stage_paths
-from pipeline.params.load import Params, load_params
+from pipeline.params.lesson_load import LessonParams, load_lesson_params
 from pipeline.report.report import ReportParams, write_report
 
 
-def report_params(params: Params) -> ReportParams:
+def report_params(params: LessonParams) -> ReportParams:
     """What the report reads of params.yaml (`params`, checked whole); the tests build it here too."""
     return ReportParams(
         data=params.data,
@@ -21,7 +21,6 @@ def report_params(params: Params) -> ReportParams:
         train=params.train,
         norm_count=params.norm.count,
         probe_depths=params.probe.depths,
-        study=params.study,
     )
 
 
@@ -29,7 +28,7 @@ def report_params(params: Params) -> ReportParams:
 def main():
     args = stage_paths(__doc__, "metrics", "reports")
     start = time.perf_counter()
-    claims, tally, pages = write_report(report_params(load_params()), args.metrics, args.reports)
+    claims, tally, pages = write_report(report_params(load_lesson_params()), args.metrics, args.reports)
     record_run("report", time.perf_counter() - start)
     failed = [c.id for c in claims if c.status == "fail"]
     print(

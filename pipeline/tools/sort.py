@@ -46,9 +46,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     path = args.checkpoint
     if path is None:
-        from pipeline.params.load import load_params
+        from pipeline.params.lesson_load import load_lesson_params
 
-        path = f"models/seed_{load_params().train.seeds[0]}.pt"
+        path = f"models/seed_{load_lesson_params().train.seeds[0]}.pt"
     model, record = load_checkpoint(path)
     longest = None if reads_any_length(model.config) else longest_source(model.config)
     digits = parse_digits(args.digits, longest)

@@ -25,7 +25,12 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "pipeline"
 WIDTH = 110
 DEPS = re.compile(r"^(?P<indent> +)deps: \[(?P<items>[^\]]*)\]", re.MULTILINE)
-PARAMS = re.compile(r"^(?P<indent> +)params: \[(?P<items>[^\]]*)\]", re.MULTILINE)
+PARAMS = re.compile(r"^(?P<indent> +)params: \[(?P<items>(?:[^\[\]]|\[[^\]]*\])*)\]", re.MULTILINE)
+PIPELINES = ("dvc.yaml", "study/dvc.yaml")  # the lesson's, the length study's
+# The sections a pipeline reads from a file of their own (beside its dvc.yaml), and which pipeline may
+# read them: the lesson's reads nothing of the study.
+SECTION_FILES = {"study": "study/params.yaml"}
+READS_SECTION = {"study/dvc.yaml": {"study"}, "dvc.yaml": set()}
 STAGE = re.compile(r"^  (?P<name>[a-z_]+):", re.MULTILINE)
 
 
@@ -77,6 +82,9 @@ def data_read_by(path):
     names, found = named_strings(ast.parse(path.read_text())), set()
     for data in path.parent.rglob("*"):
         parts = data.relative_to(path.parent).parts
+        inside = [path.parent.joinpath(*parts[: i + 1]) for i in range(len(parts) - 1)]
+        if any((folder / "__init__.py").exists() for folder in inside):
+            continue  # a subpackage's data is its own modules' to name
         if data.is_file() and data.suffix not in (".py", ".pyc") and "__pycache__" not in parts:
             if parts[0] in names or data.name in names:
                 found.add(data.relative_to(ROOT).as_posix())
@@ -175,11 +183,20 @@ def stage_reads(module):
     return [f'"{key}"' if "${" in key else key for key in whole]
 
 
+def listed(items):
+    """`a, b, c]`: the items as words of a flow list, each with the punctuation that follows it."""
+    return [item + ("]" if i == len(items) - 1 else ",") for i, item in enumerate(items)]
+
+
 def flow_list(indent, items, key="deps"):
     """`deps: [a, b, ...]`, wrapped at WIDTH, continuation lines two spaces deeper."""
+    return wrapped(indent, key, listed(items))
+
+
+def wrapped(indent, key, words):
+    """`key: [` and `words` (each with its punctuation), wrapped at WIDTH two spaces deeper."""
     lines, line = [], f"{indent}{key}: ["
-    for i, item in enumerate(items):
-        word = item + ("]" if i == len(items) - 1 else ",")
+    for word in words:
         if len(line) + 1 + len(word) > WIDTH and not line.endswith("["):
             lines.append(line)
             line = f"{indent}  {word}"
@@ -188,8 +205,28 @@ def flow_list(indent, items, key="deps"):
     return "\n".join([*lines, line])
 
 
-def rewritten(text):
-    """dvc.yaml with every stage's code deps recomputed (its other deps kept, in their order)."""
+def params_words(reads, pipeline):
+    """A stage's params as words of its flow list: the keys of params.yaml bare, then those of a
+    section with a file of its own (SECTION_FILES) as `file: [keys]`; a section this pipeline may not
+    read is an error."""
+    by_file = {}
+    for key in reads:
+        section = key.strip('"').split(".")[0]
+        if section in SECTION_FILES and section not in READS_SECTION[pipeline]:
+            raise ValueError(f"{pipeline}: a stage reads the section {section}, which is not this pipeline's")
+        by_file.setdefault(SECTION_FILES.get(section), []).append(key)
+    words = [f"{key}," for key in by_file.pop(None, [])]
+    for path, keys in by_file.items():
+        inner = listed(keys)
+        inner[0] = f"{path}: [{inner[0]}"
+        inner[-1] += ","
+        words += inner
+    return [*words[:-1], words[-1].removesuffix(",") + "]"]
+
+
+def rewritten(text, pipeline="dvc.yaml"):
+    """A pipeline's dvc.yaml (`pipeline`: its path) with every stage's code deps recomputed (its other
+    deps kept, in their order) and its params rewritten."""
     modules, named = {name: module for name, module, _ in stages(text)}, command_files(text)
     out, last = [], 0
     for match in DEPS.finditer(text):
@@ -198,10 +235,10 @@ def rewritten(text):
         kept = [i for i in items if not i.startswith(f"{PACKAGE}/")] + named[name]
         out += [text[last : match.start()], flow_list(match["indent"], kept + code_deps(modules[name]))]
         last = match.end()
-    return with_params("".join(out) + text[last:], modules)
+    return with_params("".join(out) + text[last:], modules, pipeline)
 
 
-def with_params(text, modules):
+def with_params(text, modules, pipeline):
     """dvc.yaml with every stage's params: what its module reads. A stage whose module reads
     params.yaml and has no params: line, or has one and reads nothing, is an error to fix by hand."""
     starts = [(m["name"], m.start()) for m in STAGE.finditer(text)] + [(None, len(text))]
@@ -214,7 +251,10 @@ def with_params(text, modules):
                 f"reads {'' if reads else 'no '}parameters"
             )
         if match:
-            out += [text[last : match.start()], flow_list(match["indent"], reads, "params")]
+            out += [
+                text[last : match.start()],
+                wrapped(match["indent"], "params", params_words(reads, pipeline)),
+            ]
             last = match.end()
     return "".join(out) + text[last:]
 
@@ -223,15 +263,20 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="rewrite dvc.yaml's code deps and params")
     args = parser.parse_args()
-    path = ROOT / "dvc.yaml"
-    text = path.read_text()
-    new = rewritten(text)
-    if args.write:
-        path.write_text(new)
-        print("dvc.yaml: code deps and params rewritten from each stage's imports and reads")
-    elif new != text:
+    stale = []
+    for pipeline in PIPELINES:
+        path = ROOT / pipeline
+        text = path.read_text()
+        new = rewritten(text, pipeline)
+        if args.write:
+            path.write_text(new)
+            print(f"{pipeline}: code deps and params rewritten from each stage's imports and reads")
+        elif new != text:
+            stale.append(pipeline)
+    if stale:
         print(
-            "dvc.yaml's code deps or params are out of date: run python -m pipeline.tools.stage_deps --write"
+            f"{' and '.join(stale)}: code deps or params out of date: "
+            "run python -m pipeline.tools.stage_deps --write"
         )
         sys.exit(1)
 

@@ -1,6 +1,7 @@
 """The replication as a gate: `python -m pipeline.tools.verdict` exits 1 when a claim fails that is
 not a known, reviewed deviation, or when a known deviation no longer fails (strict, like a strict
-xfail: the list must follow the results)."""
+xfail: the list must follow the results). It reads the lesson's claims table and the length study's
+(the lesson's statements on other lengths that the study judges)."""
 
 import csv
 import sys
@@ -11,16 +12,20 @@ import yaml
 from pipeline.infra.entry import stage_entry
 from pipeline.infra.errors import DataError
 
-CLAIMS_PATH = Path("reports/claims.csv")
+CLAIMS_PATHS = (Path("reports/claims.csv"), Path("reports/study/claims.csv"))
 DEVIATIONS_PATH = Path(__file__).parents[1] / "report/known_deviations.yaml"
 
 
-def read_statuses(path=CLAIMS_PATH):
-    try:
-        with open(path, newline="") as f:
-            return {row["id"]: row["status"] for row in csv.DictReader(f)}
-    except FileNotFoundError:
-        raise DataError(f"{path} not found: run `make repro` first") from None
+def read_statuses(paths=CLAIMS_PATHS):
+    """{claim id: status} of every claims table in `paths`."""
+    statuses = {}
+    for path in paths:
+        try:
+            with open(path, newline="") as f:
+                statuses |= {row["id"]: row["status"] for row in csv.DictReader(f)}
+        except FileNotFoundError:
+            raise DataError(f"{path} not found: run `make repro` first") from None
+    return statuses
 
 
 def read_deviations(path=DEVIATIONS_PATH):

@@ -3,7 +3,7 @@ measures, side by side in one run on this machine, with warm-up, medians and qua
 
 - our training step against torch.nn.Transformer of identical shape (pipeline/model/reference.py),
   both trained by the training loop (pipeline.core.loop.train), its FLOPs against this machine's
-  float32 matmul peak, and what the length study's one-length batches save (step);
+  float32 matmul peak (step);
 - greedy decoding with the key/value cache against re-running the decoder, at lengths 10, 32, 64,
   and evaluation throughput in sequences per second (decoding);
 - every seed trained at once in separate one-thread processes, as the train stage does, against one

@@ -1,6 +1,6 @@
 """The training step, measured: ours against torch.nn.Transformer of the same shape, all trained by
 the training loop (pipeline.core.loop.train, one seed); its FLOPs against this machine's float32
-matmul peak; and what one-length batches save the length study's variants."""
+matmul peak."""
 
 import dataclasses
 import math
@@ -12,14 +12,12 @@ import pandas as pd
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-import pipeline.study.schemes  # noqa: F401  the study's options fill the model's registries
-from pipeline.core.batching import batch_indices, make_batch
+from pipeline.core.batching import make_batch
 from pipeline.core.data import synthetic_rows
 from pipeline.core.loop import train
 from pipeline.core.loss import smoothed_loss
 from pipeline.model.reference import ReferenceTransformer
 from pipeline.model.transformer import Transformer, count_parameters
-from pipeline.study.sets import training_set
 from pipeline.tokens import VOCAB
 from pipeline.tools.benchmark.timing import cores, round_robin, spread_ms
 
@@ -180,42 +178,3 @@ def measure_flops(config, train, length, quick, step_seconds):
         "one-thread matmul peak"
     )
     return m
-
-
-# ---------------------------------------------------------------- the study's batches
-
-
-def measure_study_batches(study, quick):
-    """(metrics, table): per mixed-length variant of `study`, ms per step with batches padded to
-    their longest row and with batches of one length (study.train.batches), and their ratio."""
-    steps, rounds, warmup = (8, 1, 2) if quick else (40, 3, 5)
-    recipes = study.recipes
-    mixed = [v for v, (_, _, data) in recipes.items() if len(data.train_lengths) > 1]  # several lengths
-    variants = mixed[: 2 if quick else None]
-    print(f"study batches: {rounds} rounds of {steps} steps, mixed against one length, per variant")
-    rows, m = [], {}
-    for variant in variants:
-        config, recipe, lengths = *recipes[variant][:2], recipes[variant][2].train_lengths
-        recipe = dataclasses.replace(recipe, steps=steps)
-        data = training_set(lengths, steps * recipe.batch_size * 4, 0)
-        times = {"mixed": [], "by_length": []}
-        for b in round_robin(times, rounds):
-            one_length = batch_indices(len(data["source"]), recipe.batch_size, steps, 0, data["lengths"])
-            options = {"orders": [one_length]} if b == "by_length" else {}
-            times[b] += step_durations(config, recipe, data, options)[warmup:]
-        mixed, by_length = spread_ms(times["mixed"]), spread_ms(times["by_length"])
-        ratio = mixed["median_ms"] / by_length["median_ms"]
-        rows.append(
-            {
-                "variant": variant,
-                "mixed_ms": mixed["median_ms"],
-                "by_length_ms": by_length["median_ms"],
-                "speedup": ratio,
-            }
-        )
-        m[f"study_batches_speedup_{variant}"] = ratio
-        print(
-            f"  {variant:30s} mixed {mixed['median_ms']:6.2f} ms, "
-            f"one length {by_length['median_ms']:6.2f} ms: {ratio:.2f}x"
-        )
-    return m, pd.DataFrame(rows)

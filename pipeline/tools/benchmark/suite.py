@@ -28,9 +28,9 @@ def targets_met(m):
     }
 
 
-def run(config, train, length, evaluate, study, quick=False):
+def run(config, train, length, evaluate, quick=False):
     """Every measure of the lesson's model (`config` trained by `train` on rows of `length`, decoded
-    as `evaluate` says) and of `study`'s variants; returns (flat metrics, {table name: DataFrame}).
+    as `evaluate` says); returns (flat metrics, {table name: DataFrame}).
     `quick`: a smoke run of few steps, rounds and rows, whose numbers mean little."""
     torch.set_num_threads(1)  # as the train and evaluate stages run
     load_before = timing.check_load_at_start()
@@ -50,9 +50,6 @@ def run(config, train, length, evaluate, study, quick=False):
     # 5. every seed at once against one
     seed_metrics, tables["seeds"] = seeds.measure(config, train, length, quick)
     m.update(seed_metrics)
-    # 6. the study's training with one-length batches against padded mixed batches
-    batch_metrics, tables["study_batches"] = step.measure_study_batches(study, quick)
-    m.update(batch_metrics)
     m.update(targets_met(m))
     for name, met in targets_met(m).items():
         print(f"{name.removeprefix('target_').removesuffix('_met')}: {'met' if met else 'MISSED'}")

@@ -8,12 +8,27 @@ import textwrap
 import numpy as np
 
 from pipeline.params.study import BarParams
-from pipeline.report.inputs import read_json, read_rows, row_accuracy, variant_accuracy
-from pipeline.report.quantities import POSITIONLESS_ROW
+from pipeline.report.inputs import read_json, read_rows
+from pipeline.report.study.lesson_claims import POSITIONLESS_ROW
+from pipeline.report.study.verdict_figure import by_length
 from pipeline.report.style import ENGLISH, cycle_color, fitted, grouped_bar, legend_centred, plt, save
-from pipeline.report.verdict_figure import by_length
 from pipeline.study.bar import at_the_bar
 from pipeline.study.verdict_rows import TRAINED
+
+
+def variant_accuracy(per_seed_rows, variant):
+    """{seed: {length: exact sequences}} of one study variant, from the study's per_seed.csv rows."""
+    by_seed = {}
+    for r in per_seed_rows:
+        if r["variant"] == variant:
+            by_seed.setdefault(int(r["seed"]), {})[int(r["length"])] = float(r["seq_acc"])
+    return by_seed
+
+
+def row_accuracy(row):
+    """{seed: {length: exact sequences}} of one search row (its JSON keys are strings)."""
+    return {int(s): {int(n): a for n, a in by.items()} for s, by in row["accuracy"].items()}
+
 
 # how an output goes wrong, then the lesson's habit guesses
 FAILURES = ("missing_digit", "extra_digit", "starts_with_0_given_no_0", "ends_with_9_given_no_9")

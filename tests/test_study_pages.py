@@ -1,0 +1,82 @@
+"""The length study's own pages (reports/study/), rendered from the committed results: the same bytes as
+committed, every figure shown and drawn, the lesson's statements it judges in a table of their own, links
+to the lesson's handout and back, and the lesson's pages reading nothing of it."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline.params.load import load_params
+from pipeline.report.study.figures import lengths_at_the_bar, rung_title
+from pipeline.report.study.report import StudyPagesParams, read_study_metrics, write_study_pages
+from pipeline.report.style import Words
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = ROOT / "reports/study"
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    """The study's pages and figures written afresh from the committed metrics, into a folder of their own."""
+    params = load_params(ROOT / "params.yaml")
+    out = tmp_path_factory.mktemp("study_pages")
+    pages_params = StudyPagesParams(data=params.data, train=params.train, study=params.study)
+    claims, pages = write_study_pages(pages_params, ROOT / "metrics", out / "pages", out / "headline.json")
+    return out / "pages", pages, claims
+
+
+def test_the_committed_study_pages_are_what_the_code_renders(rendered):
+    folder, pages, _ = rendered
+    for page, text in pages.items():
+        assert (PAGES / page).read_text() == text, f"reports/study/{page} is not what the code renders"
+    assert (PAGES / "claims.csv").read_bytes() == (folder / "claims.csv").read_bytes()
+
+
+def test_every_figure_shown_is_drawn_and_every_figure_drawn_is_shown(rendered):
+    folder, pages, _ = rendered
+    shown = {f for text in pages.values() for f in re.findall(r"\]\(figures/([^)]+)\)", text)}
+    drawn = {p.relative_to(folder / "figures").as_posix() for p in (folder / "figures").rglob("*.png")}
+    committed = {p.relative_to(PAGES / "figures").as_posix() for p in (PAGES / "figures").rglob("*.png")}
+    assert shown == drawn == committed
+
+
+def test_the_study_judges_the_lessons_two_statements_on_other_lengths(rendered):
+    _, pages, claims = rendered
+    assert sorted(c.id for c in claims) == ["l10-not-position", "l10-shortest"]
+    for page in ("README.md", "README.es.md"):
+        table = pages[page].split("\n## ")[-3]  # the claims' section, before references and glossary
+        assert all(c.claim[:20] in table or page.endswith(".es.md") for c in claims)
+        assert table.count("\n| ") == len(claims) + 2  # the header, its rule and a row a claim
+
+
+@pytest.mark.parametrize("page,handout", [("README.md", "../README.md"), ("README.es.md", "../README.es.md")])
+def test_the_study_page_says_what_it_is_and_links_the_handout(rendered, page, handout):
+    _, pages, _ = rendered
+    lead = pages[page].split("\n\n")[2]
+    assert f"]({handout})" in lead and "study/dvc.yaml" in lead
+
+
+@pytest.mark.parametrize("page", ["README.md", "README.es.md"])
+def test_the_handout_points_to_the_study_page_and_says_nothing_else_of_it(page):
+    handout = (ROOT / "reports" / page).read_text()
+    assert f"](study/{page})" in handout
+    assert "verdict.png" not in handout and "ladder.png" not in handout
+
+
+def test_the_pages_read_the_study_and_the_lessons_results_only():
+    m = read_study_metrics(ROOT / "metrics")
+    assert set(m["tables"]) == {"study/per_seed", "study/bar", "verdict/per_seed", "data/by_length"}
+
+
+def test_a_ladder_rung_is_at_the_bar_only_with_every_seed_and_enough_of_them():
+    bar = {"accuracy": 0.99, "lengths": [1, 20], "seed_floor": 0.98, "min_seeds": 5}
+    points = 100 * np.array([[1.0, 1.0, 1.0, 0.9]] * 4 + [[1.0, 0.975, 1.0, 0.9]])  # (seeds, lengths)
+    assert points[:, 1].mean() >= 99  # length 2's mean is at the bar; one seed is under the floor
+    at = lengths_at_the_bar(points, [1, 2, 3, 4], bar)
+    assert at == "1, 3"
+    words = Words("en")
+    assert "at the bar at: 1, 3" in rung_title(words, "r", "rung", 5, True, at, bar)
+    few = rung_title(words, "r", "rung", 2, True, at, bar)
+    assert "at the bar at" not in few and "the bar asks for 5 seeds" in few
