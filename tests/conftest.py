@@ -19,7 +19,8 @@ from pipeline.core.loop import train
 from pipeline.numerics.fingerprint import operation_entries
 from pipeline.numerics.record import differing
 from pipeline.params import lesson
-from pipeline.params.load import STUDY_PARAMS, Params, joined_files, parse_params
+from pipeline.study.load import STUDY_PARAMS, Params, joined_files, parse_params
+from pipeline.study.options import StudyModelConfig
 from tests.tiny_clone import build_in_background, reproduced_copy
 
 torch.set_num_threads(1)  # tiny models run fastest on one thread, and the suite shares the machine
@@ -69,6 +70,13 @@ def write_params_files(folder, raw):
 def model_config(**changes):
     """The lesson's model (pipeline.params.lesson.MODEL) with some values changed."""
     return dataclasses.replace(lesson.MODEL, **changes)
+
+
+def study_config(**changes):
+    """A study variant's model: the lesson's sizes, softmax attention and a gate's bias of -8, with
+    some values changed (the study's positions, attention, norm among them)."""
+    fields = {**dataclasses.asdict(lesson.MODEL), "attention": "softmax", "sigmoid_bias": -8.0}
+    return StudyModelConfig(**{**fields, **changes})
 
 
 def data_params(**changes):

@@ -10,9 +10,10 @@ import pytest
 import torch
 
 from pipeline.infra.errors import ConfigError
-from pipeline.model.transformer import MultiHeadAttention, Transformer
-from pipeline.params.load import parse_params
+from pipeline.model.transformer import MultiHeadAttention
 from pipeline.study.bar import recipe_of, search_rank
+from pipeline.study.load import parse_params
+from pipeline.study.model import StudyTransformer, weighting
 from pipeline.study.owed_count import vocabulary_rows
 from pipeline.study.search import kinds_reach, load_rows, row_recipe, row_study, run_search, with_seeds
 from pipeline.study.sets import training_set
@@ -29,7 +30,7 @@ def difference_read(attention, copies, written):
     """The signed count of one token `copies` times in the input, `written` times written, every gate
     open: (1, 1, d_model) after W^O."""
     torch.manual_seed(0)
-    heads = MultiHeadAttention(8, 2, attention, sigmoid_bias=30.0)
+    heads = MultiHeadAttention(8, 2, weighting(attention, 2, 30.0))
     with torch.no_grad():  # a value of 20 in every coordinate: one copy saturates either bound in float32
         heads.wv.weight.copy_(20.0 * torch.eye(8))
         heads.wv.bias.zero_()
@@ -73,8 +74,8 @@ def test_the_bounded_counts_are_cross_attentions_of_the_signed_counts_encoder():
 def twins(attention="none/none/signed_owed"):
     """An untrained signed count and the same weights under `attention`."""
     torch.manual_seed(0)
-    signed = Transformer(SIGNED).eval()
-    other = Transformer(dataclasses.replace(SIGNED, attention=attention)).eval()
+    signed = StudyTransformer(SIGNED).eval()
+    other = StudyTransformer(dataclasses.replace(SIGNED, attention=attention)).eval()
     other.load_state_dict(signed.state_dict())
     return signed, other
 
@@ -230,7 +231,7 @@ def test_the_owed_count_reads_the_vocabulary_whatever_the_models_length():
     """A model that reads fewer tokens than the vocabulary holds reads its table in parts: the same
     rows (the encoder sees each token alone), and it trains and decodes."""
     _, owed = twins()
-    short = Transformer(dataclasses.replace(owed.config, max_len=6)).eval()
+    short = StudyTransformer(dataclasses.replace(owed.config, max_len=6)).eval()
     short.load_state_dict(owed.state_dict(), strict=False)  # the causal mask is a buffer of max_len
     torch.testing.assert_close(vocabulary_rows(short, "cpu"), vocabulary_rows(owed, "cpu"))
     assert torch.isfinite(teacher_forced(short, [[2, 2, 1]], [[1, 2]])).all()

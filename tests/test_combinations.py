@@ -27,14 +27,15 @@ import pytest
 import torch
 from conftest import PARAMS_YAML, laid_over, write_params_files
 
-import pipeline.study.schemes  # noqa: F401  the study's options fill the model's registries
 from pipeline.core.data import synthetic_rows
 from pipeline.core.decoding import greedy, greedy_cached
 from pipeline.core.loop import train
 from pipeline.infra.errors import ConfigError
-from pipeline.model.checkpoint import load_checkpoint, save_checkpoint
-from pipeline.params.load import parse_params
-from pipeline.params.model import ATTENTION, NORMS, POSITIONS, attention_kinds
+from pipeline.model.checkpoint import save_checkpoint
+from pipeline.params import model as lesson_model
+from pipeline.study.load import parse_params
+from pipeline.study.model import load_model
+from pipeline.study.options import ATTENTION, NORMS, POSITIONS, attention_kinds
 from pipeline.study.sets import training_set
 from pipeline.study.variant import train_variant
 
@@ -63,7 +64,7 @@ TINY = {
     },
 }
 # the straight-through gate trains like sigmoid; a signed count is a cross-attention only (mixes below)
-UNIFORM = sorted(a for a in ATTENTION if a != "sigmoid_st" and not ATTENTION.facts[a].counts_written)
+UNIFORM = sorted(a for a in ATTENTION if a != "sigmoid_st" and not ATTENTION[a].counts_written)
 MIXES = [
     "softmax/sigmoid/sigmoid",
     "none/sigmoid/sigmoid",
@@ -77,12 +78,14 @@ MIXES = [
     "none/sigmoid/signed_owed",
 ]
 NO_ROOM = ("bos", "softmax")  # the one class whose BOS has no row to spare: refused for its max_len
-# the study's options tried on the lesson's model, one of each kind: each refused, naming the study
-LESSON_REFUSED = [
-    ("bos", "softmax", "post"),
-    ("sinusoidal", "softmax/sigmoid/sigmoid", "post"),
-    ("learned", "softmax", "rezero"),
-]
+# the study's options tried on the lesson's model, one of each kind: each refused, naming the key (the
+# lesson's model has no attention to choose: a key it does not know)
+LESSON_REFUSAL = {
+    ("bos", "softmax", "post"): "model.positions = 'bos'",
+    ("sinusoidal", "softmax/sigmoid/sigmoid", "post"): "model.attention",
+    ("learned", "softmax", "rezero"): "model.norm = 'rezero'",
+}
+LESSON_REFUSED = list(LESSON_REFUSAL)
 
 
 def classes():
@@ -97,12 +100,10 @@ def classes():
     out = []
     for k, (positions, attention) in enumerate(pairs):
         norm, dropout, slack = list(NORMS)[k % len(NORMS)], (0.0, 0.1)[k % 2], (k // 2) % 2
-        if POSITIONS.facts[positions].source_rows and (positions, attention) != NO_ROOM:
+        if POSITIONS[positions].source_rows and (positions, attention) != NO_ROOM:
             slack = 1
         out.append(("study", positions, attention, norm, dropout, LONGEST + slack))
-    lesson = [p for p in POSITIONS if not POSITIONS.facts[p].study]
-    norms = [n for n in NORMS if not NORMS.facts[n].study]
-    for k, (positions, norm) in enumerate(itertools.product(lesson, norms)):
+    for k, (positions, norm) in enumerate(itertools.product(lesson_model.POSITIONS, lesson_model.NORMS)):
         out.append(("model", positions, "softmax", norm, (0.0, 0.1)[k % 2], LONGEST + k % 2))
     out += [("model", *refused, 0.1, LONGEST) for refused in LESSON_REFUSED]
     # the signed counts alone, with the one scheme they take and room for its BOS
@@ -117,11 +118,11 @@ def refusal(where, positions, attention, norm):
     model, a decoder blind to the input, a signed count whose encoder does not see each token alone,
     or else a max_len without room."""
     if where == "model" and (positions, attention, norm) in LESSON_REFUSED:
-        return "one of the length study's options"
+        return LESSON_REFUSAL[(positions, attention, norm)]
     encoder, _, cross = attention_kinds(attention)
     if cross == "none":
         return "cross-attention 'none'"
-    if ATTENTION.facts[cross].counts_written and (encoder != "none" or positions != "bos"):
+    if ATTENTION[cross].counts_written and (encoder != "none" or positions != "bos"):
         return "signed count"
     return "max_len"
 
@@ -132,7 +133,8 @@ def run_params(cls):
     where, positions, attention, norm, dropout, max_len = cls
     raw = laid_over(PARAMS_YAML, TINY)
     values = {"positions": positions, "attention": attention, "norm": norm, "dropout": dropout}
-    if where == "model":
+    if where == "model":  # the lesson's model takes no attention but the paper's: named only to refuse
+        values = {k: v for k, v in values.items() if k != "attention" or v != "softmax"}
         raw = laid_over(raw, {"model": {**values, "max_len": max_len}})
         raw["study"]["variants"] = {"v": {"positions": "bos", "attention": "softmax"}}
     else:
@@ -187,7 +189,8 @@ def test_an_accepted_combination_trains_saves_loads_and_decodes(cls, tmp_path):
     model, losses, recipe, lengths = trained(cls, params)
     assert len(losses) == recipe.steps and all(math.isfinite(v) for v in losses)
     save_checkpoint(tmp_path / "seed_0.pt", model)
-    loaded, _ = load_checkpoint(tmp_path / "seed_0.pt")
+    loaded, _ = load_model(tmp_path / "seed_0.pt")  # the class its stored configuration names
+    assert type(loaded) is type(model)
     for name, weight in model.state_dict().items():
         assert torch.equal(weight, loaded.state_dict()[name]), name
     generator = torch.Generator().manual_seed(0)
@@ -196,7 +199,7 @@ def test_an_accepted_combination_trains_saves_loads_and_decodes(cls, tmp_path):
         with torch.no_grad():
             written, cached = greedy(loaded, src), greedy_cached(loaded, src)
         assert written.shape == (4, length) and ((written >= 0) & (written < 10)).all(), length
-        if not POSITIONS.facts[cls[1]].draws_positions:  # a drawing scheme draws anew each session
+        if not POSITIONS[cls[1]].draws_positions:  # a drawing scheme draws anew each session
             assert torch.equal(written, cached), f"length {length}: the cache decodes otherwise"
 
 

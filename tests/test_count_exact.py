@@ -11,8 +11,7 @@ import torch
 from pipeline.core.loop import build_optimizer
 from pipeline.core.recipe import learning_rate
 from pipeline.infra.errors import ConfigError
-from pipeline.model.transformer import Transformer
-from pipeline.params.study import check_signed_count
+from pipeline.params.rules import as_dict
 from pipeline.study.attention import HardSigmoid
 from pipeline.study.count_margin import (
     LayerNormDivisors,
@@ -23,17 +22,19 @@ from pipeline.study.count_margin import (
     summary,
 )
 from pipeline.study.counting_sort import SUMS, counting_sort_model
+from pipeline.study.model import StudyTransformer
+from pipeline.study.params import check_signed_count
 from pipeline.study.signed_count import SignedCountLayer, signed_count
 from pipeline.study.variant import start_from_soft_counting
 from pipeline.tokens import BOS
-from tests.conftest import model_config, tiny_params
+from tests.conftest import study_config, tiny_params
 
 SIGNED = dataclasses.replace(SUMS, attention="none/none/signed", sigmoid_bias=-1.0)
 
 
 def built(config, seed=0):
     torch.manual_seed(seed)
-    return Transformer(config).eval()
+    return StudyTransformer(config).eval()
 
 
 def test_rezero_sublayers_start_as_the_identity_and_close_the_stack_with_one_layernorm():
@@ -109,7 +110,8 @@ def test_the_soft_hand_set_start_still_sorts_and_its_gates_are_a_few_units_wide(
 def test_weight_decay_is_adamws_update_bit_for_bit():
     params = tiny_params()
     recipe = dataclasses.replace(params.study.train, weight_decay=0.1)
-    ours, theirs = built(params.model), built(params.model)
+    lesson_sized = study_config(**as_dict(params.model))
+    ours, theirs = built(lesson_sized), built(lesson_sized)
     adam = build_optimizer(ours.parameters(), recipe)
     reference = torch.optim.AdamW(
         theirs.parameters(), lr=1e-3, betas=tuple(recipe.betas), eps=recipe.eps, weight_decay=0.1, fused=True
@@ -139,7 +141,7 @@ def test_fixed_count_inputs_hold_the_count_and_a_next_digit():
 
 def test_the_layernorm_divisor_read_is_the_one_layernorm_divides_by():
     """Each sublayer's LayerNorm is read; a stack's closing LayerNorm (pre-norm's) is not."""
-    model = Transformer(model_config(d_model=8, heads=2, layers=1, d_ff=16, norm="pre"))
+    model = StudyTransformer(study_config(d_model=8, heads=2, layers=1, d_ff=16, norm="pre"))
     ln = model.decoder[0].sub[1].ln
     x = torch.randn(3, 4, 8) * 5
     with LayerNormDivisors(model) as found:

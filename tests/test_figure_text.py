@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from pipeline.infra.figure_layout import CrowdedFigure, layout_faults
-from pipeline.params.load import load_params
 from pipeline.report.claims import evaluate, load_claims
 from pipeline.report.quantities import quantities
 from pipeline.report.report import EDITIONS, draw_edition, lesson_values, read_metrics
@@ -17,6 +16,7 @@ from pipeline.report.study import figures as study_figures
 from pipeline.report.study import report as study_report
 from pipeline.report.style import Words, plt, save
 from pipeline.stages.report import report_params
+from pipeline.study.load import load_params
 
 ROOT = Path(__file__).resolve().parents[1]
 

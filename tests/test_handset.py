@@ -8,8 +8,8 @@ import pytest
 
 from pipeline.core.decoding import accuracy_by_length, sorted_tests
 from pipeline.infra.errors import ConfigError
-from pipeline.params.study import check_handset_fits
 from pipeline.study.counting_sort import SUMS, counting_sort_model
+from pipeline.study.params import check_handset_fits
 
 
 def exact(model, source, batch_size):

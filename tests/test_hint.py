@@ -4,10 +4,11 @@ import torch
 
 from pipeline.core.batching import make_batch
 from pipeline.core.data import make_datasets
-from pipeline.model.transformer import Transformer
+from pipeline.params.rules import as_dict
+from pipeline.study.model import StudyTransformer
 from pipeline.study.variant import CountHint, copies_to_come, hinted_loss
 from pipeline.tokens import BOS, IGNORE
-from tests.conftest import tiny_params, trained_alone
+from tests.conftest import study_config, tiny_params, trained_alone
 
 
 def test_copies_to_come_counts_the_digit_just_written_still_ahead():
@@ -20,10 +21,11 @@ def test_copies_to_come_counts_the_digit_just_written_still_ahead():
 def test_the_hint_trains_beside_the_sort_and_leaves_the_sort_model_alone():
     params = tiny_params(data={"train_lengths": (3, 5), "train_size": 256}, train={"steps": 12, "warmup": 2})
     data = make_datasets(params.data)[0]
-    plain, plain_losses = trained_alone(params.model, params.train, 0, data)
-    with_hint = {"build_model": lambda c: CountHint(Transformer(c), 0.5), "loss_of": hinted_loss}
-    hinted, hinted_losses = trained_alone(params.model, params.train, 0, data, **with_hint)
-    again, again_losses = trained_alone(params.model, params.train, 0, data, **with_hint)
+    config = study_config(**as_dict(params.model))  # the lesson's sizes, as a study variant
+    plain, plain_losses = trained_alone(config, params.train, 0, data, build_model=StudyTransformer)
+    with_hint = {"build_model": lambda c: CountHint(StudyTransformer(c), 0.5), "loss_of": hinted_loss}
+    hinted, hinted_losses = trained_alone(config, params.train, 0, data, **with_hint)
+    again, again_losses = trained_alone(config, params.train, 0, data, **with_hint)
     hinted, again = hinted.model, again.model  # the sort's model, the head left behind
     assert hinted.state_dict().keys() == plain.state_dict().keys()  # the head is dropped
     assert hinted_losses[0] > plain_losses[0]  # the first step: the same model, plus the count's error

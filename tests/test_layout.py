@@ -120,7 +120,7 @@ def test_every_library_the_code_imports_is_pinned_in_requirements():
 
 def test_parsing_parameters_loads_neither_torch_nor_the_hand_set_construction():
     """The stages that only read results (data, report) start without torch's seconds of import."""
-    probe = "import sys, pipeline.params.load, pipeline.params.lesson, pipeline.stages.report"
+    probe = "import sys, pipeline.study.load, pipeline.params.lesson, pipeline.stages.report"
     probe += ", pipeline.stages.data"
     probe += "; print(sorted({'torch', 'pipeline.study.counting_sort'} & set(sys.modules)))"
     loaded = subprocess.run(

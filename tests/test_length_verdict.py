@@ -11,10 +11,9 @@ import pytest
 import torch
 
 from pipeline.core.decoding import accuracy_by_length, greedy_cached, sorted_tests
-from pipeline.model.checkpoint import built_for
-from pipeline.model.transformer import Transformer
-from pipeline.params.study import VERDICT_KINDS, BarParams
 from pipeline.study.counting_sort import SUMS
+from pipeline.study.model import StudyTransformer, built_for
+from pipeline.study.params import VERDICT_KINDS, BarParams
 from pipeline.study.readout import handset_readout
 from pipeline.study.signed_handset import signed_handset_model
 from pipeline.study.verdict import judge_kind, standing
@@ -62,13 +61,14 @@ def test_short_uniform_sets_are_every_sequence():
 
 def test_a_model_whose_source_carries_no_positions_is_built_for_any_length():
     torch.manual_seed(0)
-    model = Transformer(dataclasses.replace(SIGNED, max_len=12)).eval()
+    model = StudyTransformer(dataclasses.replace(SIGNED, max_len=12)).eval()
     longer = built_for(model, 50)
     assert longer.config.max_len == 51 and longer is not model
     source = verdict_set("uniform", 8, 20, 3)
     src = torch.as_tensor(source, dtype=torch.long)
     assert torch.equal(greedy_cached(model, src), greedy_cached(longer, src))  # the same weights
-    sinusoidal = Transformer(dataclasses.replace(SIGNED, positions="sinusoidal", attention="softmax")).eval()
+    plain = dataclasses.replace(SIGNED, positions="sinusoidal", attention="softmax")
+    sinusoidal = StudyTransformer(plain).eval()
     assert built_for(sinusoidal, 200) is sinusoidal  # its positions are its limit: left as it is
 
 
@@ -83,14 +83,14 @@ def test_the_hand_set_readout_sorts_from_the_count_of_untrained_random_weights()
     """The signed count holds (copies in the input) - (copies written) for any weights: read by
     hand, even a model that never trained sorts; decoded by its own layers it does not."""
     torch.manual_seed(3)
-    model = built_for(Transformer(SIGNED).eval(), 80)
+    model = built_for(StudyTransformer(SIGNED).eval(), 80)
     for kind in VERDICT_KINDS:
         accuracy = exact(model, verdict_set(kind, 80, 30, 7), {"own": greedy_cached, "read": handset_readout})
         assert accuracy["read"] == 1.0 and accuracy["own"] < 0.5, (kind, accuracy)
 
 
 def test_the_readout_hooks_are_removed_after_decoding():
-    model = Transformer(SIGNED).eval()
+    model = StudyTransformer(SIGNED).eval()
     handset_readout(model, torch.zeros(2, 5, dtype=torch.long))
     cross = model.decoder[0].cross
     assert not cross.wq._forward_hooks and not cross.wo._forward_hooks
@@ -114,7 +114,7 @@ def rows_of(accuracy, decoder=TRAINED, variant="v", kind="uniform"):
 
 def test_judging_stops_at_the_first_failing_length_then_tests_the_table_lengths_only():
     torch.manual_seed(0)
-    broken = Transformer(SIGNED).eval()  # untrained: fails from length 2 or so
+    broken = StudyTransformer(SIGNED).eval()  # untrained: fails from length 2 or so
     rows, first = judge_kind("v", {"0": broken, "1": broken}, "uniform", VERDICT, 100, with_readout=True)
     tested = sorted({r["length"] for r in rows if r["decoder"] == TRAINED})
     assert first is not None and tested == sorted(

@@ -1,8 +1,10 @@
 import pytest
 import torch
 
+from pipeline.infra.errors import ConfigError
+from pipeline.model import positions as model
+from pipeline.model import transformer
 from pipeline.model.hooks import attention_weights
-from pipeline.model.positions import Sinusoidal
 from pipeline.model.transformer import (
     DecoderLayer,
     Dropout,
@@ -13,8 +15,15 @@ from pipeline.model.transformer import (
     count_parameters,
     padding_mask,
 )
-from pipeline.params.model import ATTENTION, POSITIONS
-from tests.conftest import model_config
+from pipeline.params import model as lesson_options
+from pipeline.params.model import ModelConfig
+from pipeline.params.rules import as_dict, parse
+from pipeline.study import model as study
+from pipeline.study import options
+from pipeline.study.positions import Sinusoidal
+from tests.conftest import model_config, study_config
+
+POSITIONS = model.POSITIONS
 
 
 def test_parameter_counts_equal_lesson_10():
@@ -113,25 +122,28 @@ def test_dropout_keeps_one_minus_p_of_the_elements_and_preserves_the_mean():
     assert drop.eval()(x) is x and Dropout(0.0).train()(x) is x
 
 
-def test_every_registered_option_has_the_models_class_and_no_class_another_name():
-    """One registry per option (pipeline/params/model.py), which the model's classes fill as they load:
-    each name params.yaml accepts builds, and a class cannot claim a name twice or one not registered."""
-    for registry in (POSITIONS, ATTENTION):
-        assert all(isinstance(registry[name], type) for name in registry)
-    with pytest.raises(ValueError, match="model.positions = rotary, which is not registered"):
-        POSITIONS.implements("rotary")(type("Rotary", (), {}))
-    with pytest.raises(ValueError, match="model.attention = softmax has two classes"):
-        ATTENTION.implements("softmax")(type("Another", (), {}))
-    gated = {name for name in ATTENTION if ATTENTION.facts[name].gated}
+def test_every_option_has_its_class_and_an_unknown_name_is_one_line():
+    """The lesson's model takes the paper's names (pipeline/params/model.py), each with its class; a
+    study variant's model every name of the study's options (pipeline/study/options.py), each with a
+    class found without importing anything for its side effects; a name with none is one line."""
+    assert set(POSITIONS) == set(model.POSITIONS) == set(lesson_options.POSITIONS)
+    assert set(transformer.NORMS) == set(lesson_options.NORMS)
+    assert set(study.POSITION_CLASSES) == set(options.POSITIONS)
+    assert set(study.WEIGHTINGS) == set(options.ATTENTION) and set(study.RESIDUALS) == set(options.NORMS)
+    with pytest.raises(
+        ConfigError, match=r"^model.positions = rotary: no class of the length study builds it"
+    ):
+        study.class_of(study.POSITION_CLASSES, "rotary", "model.positions")
+    gated = {name for name in options.ATTENTION if options.ATTENTION[name].gated}
     signed = {"signed", "signed_tanh", "signed_clamp", "signed_owed"}
     assert gated == {"sigmoid", "sigmoid_log", "sigmoid_st", "split", "hard_sigmoid", *signed}
 
 
-@pytest.mark.parametrize("name", sorted(POSITIONS))
+@pytest.mark.parametrize("name", sorted(options.POSITIONS))
 def test_each_position_schemes_rules_describe_what_its_module_does(name):
-    """The facts the parameter rules read (pipeline/params/model.py) against the module itself."""
-    rules = POSITIONS.facts[name]
-    scheme = POSITIONS[name](model_config(positions=name, d_model=16, heads=2, max_len=12))
+    """The facts the study's parameter rules read (pipeline/study/options.py) against the module itself."""
+    rules = options.POSITIONS[name]
+    scheme = study.POSITION_CLASSES[name](study_config(positions=name, d_model=16, heads=2, max_len=12))
     source = torch.zeros(2, 5, dtype=torch.long)
     assert scheme.source(source).shape[1] - source.shape[1] == rules.source_rows
     assert isinstance(scheme, Sinusoidal) == rules.sinusoids
@@ -140,3 +152,15 @@ def test_each_position_schemes_rules_describe_what_its_module_does(name):
     drawn = [scheme.vectors(tokens, 0, encoder=False) for _ in range(4)]
     draws = drawn[0] is not None and not all(torch.equal(drawn[0], d) for d in drawn[1:])
     assert draws == rules.draws_positions  # training draws each sequence's positions afresh
+
+
+def test_the_paper_model_holds_the_lessons_options_only():
+    """The lesson's model has no field, class or hook for the study's options: its configuration is
+    the paper's sizes, positions and norm; its decoder layer reads the stream and the memory only."""
+    assert {f for f in ModelConfig.__dataclass_fields__} == {
+        "d_model", "heads", "layers", "d_ff", "dropout", "norm", "positions", "max_len"
+    }  # fmt: skip
+    for hook in ("rows_fed", "decoder_positions", "source", "encoder_bias", "decoder_draw"):
+        assert not hasattr(Transformer, hook) and not hasattr(model.Sinusoidal, hook), hook
+    with pytest.raises(ConfigError, match="model.positions"):
+        parse(ModelConfig, {**as_dict(model_config()), "positions": "bos"}, "model")

@@ -11,8 +11,8 @@ import yaml
 from conftest import PARAMS_YAML
 
 from pipeline.infra.errors import ConfigError
-from pipeline.params.load import Params, load_params, parse_params
-from pipeline.params.study import StudyParams, Variant
+from pipeline.study.load import Params, load_params, parse_params
+from pipeline.study.params import StudyParams, Variant
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = PARAMS_YAML  # the lesson's params.yaml and the study's study/params.yaml, as one mapping
@@ -65,15 +65,15 @@ BAD = [
     (with_value("data.train_lengths", [65]), ["data.train_lengths", "65", "max_len"]),
     (
         with_value("model.positions", "bos"),
-        ["model.positions = bos", "length study's", "sinusoidal, learned", "study.variants.<name>.positions"],
+        ["model.positions = 'bos'", "sinusoidal, learned", "a study variant"],
     ),
     (
         with_value("model.attention", "softmax/sigmoid/sigmoid"),
-        ["model.attention = softmax/sigmoid/sigmoid", "'sigmoid'", "takes softmax", "study.variants"],
+        ["model.attention = softmax/sigmoid/sigmoid", "softmax attention only", "study.variants"],
     ),
     (
         with_value("model.norm", "rezero"),
-        ["model.norm = rezero", "post, pre", "study.variants.<name>.model.norm"],
+        ["model.norm = 'rezero'", "post, pre", "a study variant"],
     ),
     (with_value("data.train_size", 10), ["train.batch_size = 64", "data.train_size = 10"]),
     (with_value("train.stpes", 5), ["unknown parameter train.stpes", "did you mean train.steps"]),

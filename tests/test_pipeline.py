@@ -124,13 +124,13 @@ LESSON_STAGES = ("data", "architecture", "train", "evaluate", "norm", "probe")
 
 
 def test_an_edit_to_the_study_alone_reruns_none_of_the_lessons_stages(reproduced_clone):
-    """A study-only rule (pipeline/params/study.py), a study-only module (pipeline/study/) and the
+    """A study-only rule (pipeline/study/params.py), a study-only module (pipeline/study/) and the
     study's schemes (the signed count, its attention and positions) edited: `dvc status` names the
     study's stages and none of the lesson's."""
     repo, _ = reproduced_clone
     schemes = ("signed_count", "attention", "positions", "rezero")
     for module in (
-        "pipeline/params/study.py",
+        "pipeline/study/params.py",
         "pipeline/study/bar.py",
         *(f"pipeline/study/{m}.py" for m in schemes),
     ):

@@ -1,6 +1,5 @@
 """The length study's positional and attention schemes: masks, caches, invariances, each scheme's shape."""
 
-import dataclasses
 import math
 
 import numpy as np
@@ -15,27 +14,27 @@ from pipeline.infra.errors import ConfigError
 from pipeline.model.hooks import attention_weights
 from pipeline.model.transformer import (
     MultiHeadAttention,
-    Transformer,
     additive_mask,
     causal_mask,
     count_parameters,
     padding_mask,
 )
-from pipeline.params.model import ATTENTION, POSITIONS, ModelConfig, attention_kinds
 from pipeline.params.rules import as_dict, parse
 from pipeline.study.attention import rounded_gates, visible_keys
 from pipeline.study.diagnosis import diagnose, length_accuracy, mean_over_seeds, seed_rows
+from pipeline.study.model import WEIGHTINGS, StudyTransformer, weighting
+from pipeline.study.options import POSITIONS, StudyModelConfig, attention_kinds
 from pipeline.study.positions import alibi_bias, random_positions
 from pipeline.study.variant import at_plain_positions
 from pipeline.tokens import BOS, IGNORE
-from tests.conftest import model_config, tiny_params, trained_alone
+from tests.conftest import study_config, tiny_params, trained_alone
 
 TINY = {"d_model": 16, "heads": 2, "layers": 2, "d_ff": 32, "dropout": 0.1, "max_len": 24}
 
 
 def random_model(positions, seed=0, **config):
     torch.manual_seed(seed)
-    return Transformer(model_config(**{**TINY, "positions": positions, **config})).eval()
+    return StudyTransformer(study_config(**{**TINY, "positions": positions, **config})).eval()
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +47,10 @@ def trained():
             model={"layers": 2, "max_len": 24},
             train={"steps": 80, "lr": 0.02, "warmup": 10},
         )
-        config = dataclasses.replace(params.model, positions=positions)  # a study variant's scheme
-        models[positions] = trained_alone(config, params.train, 0, make_datasets(params.data)[0])[0].eval()
+        config = study_config(**{**as_dict(params.model), "positions": positions})  # a variant's scheme
+        data = make_datasets(params.data)[0]
+        model, _ = trained_alone(config, params.train, 0, data, build_model=StudyTransformer)
+        models[positions] = model.eval()
     return models
 
 
@@ -89,8 +90,8 @@ def padded_sources(rows, length, seed=1):
 
 
 def test_the_default_model_is_the_lessons():
-    assert model_config().positions == "sinusoidal"
-    model = Transformer(model_config())
+    assert study_config().positions == "sinusoidal"
+    model = StudyTransformer(study_config())
     assert count_parameters(model) == 59_744
     assert not hasattr(model.positions, "table") and not hasattr(model.positions, "bias")
 
@@ -98,7 +99,7 @@ def test_the_default_model_is_the_lessons():
 @pytest.mark.parametrize("positions", tuple(POSITIONS))
 def test_parameter_counts(positions):
     extra = 64 * 32 if positions == "learned" else 0  # one learned vector per position
-    assert count_parameters(Transformer(model_config(positions=positions))) == 59_744 + extra
+    assert count_parameters(StudyTransformer(study_config(positions=positions))) == 59_744 + extra
 
 
 @pytest.mark.parametrize("positions", tuple(POSITIONS))
@@ -175,7 +176,7 @@ def test_visible_keys_counts_what_each_query_may_see():
 def test_log_length_keeps_one_keys_weight_among_more_keys():
     """One key scores s, n - 1 others 0: softmax gives it e^s / (e^s + n - 1), which falls as n grows;
     log-length attention gives n^s / (n^s + n - 1), which for s > 1 rises instead."""
-    attention = {a: MultiHeadAttention(2, 1, a) for a in ("softmax", "log_length")}
+    attention = {a: MultiHeadAttention(2, 1, weighting(a, 1, 0.0)) for a in ("softmax", "log_length")}
     for n in (5, 10, 40):
         q = torch.tensor([[[[2.0, 0.0]]]]) * math.sqrt(2)  # scores = q . k / sqrt(d_k) = 2 on key 0
         k = torch.zeros(1, 1, n, 2)
@@ -213,7 +214,7 @@ PER_KIND = (
 
 
 def test_sigmoid_weights_padded_and_future_keys_exactly_zero():
-    attn = MultiHeadAttention(8, 2, "sigmoid", sigmoid_bias=-1.0)
+    attn = MultiHeadAttention(8, 2, weighting("sigmoid", 2, -1.0))
     x = torch.randn(3, 6, 8)
     mask = padding_mask(torch.tensor([6, 4, 1]), 6) | causal_mask(6)  # (3, 1, 6, 6)
     with attention_weights(attn) as found:
@@ -232,7 +233,7 @@ def test_sigmoid_attention_counts_what_softmax_averages():
     out = {}
     for n in (2, 8, 32):
         s = scores.expand(1, 1, 1, n)
-        out[n] = [float(ATTENTION[a](1, 0.0)(s, None).detach().sum()) for a in ("softmax", "sigmoid")]
+        out[n] = [float(weighting(a, 1, 0.0)(s, None).detach().sum()) for a in ("softmax", "sigmoid")]
     assert all(soft == pytest.approx(1.0) for soft, _ in out.values())
     assert [sig for _, sig in out.values()] == pytest.approx([1.0, 4.0, 16.0])
 
@@ -245,7 +246,7 @@ def test_sigmoid_attention_decodes_pads_and_searches_as_softmax_does(positions, 
     model = random_model(positions, dropout=0.0, attention=attention, sigmoid_bias=-2.0)
     kinds = attention_kinds(attention)
     enc, dec = model.encoder[0], model.decoder[0]
-    assert [type(a.weights) for a in (enc.attn, dec.attn, dec.cross)] == [ATTENTION[k] for k in kinds]
+    assert [type(a.weights) for a in (enc.attn, dec.attn, dec.cross)] == [WEIGHTINGS[k] for k in kinds]
     src, lengths = padded_sources(48, 9)
     mask = padding_mask(lengths, 9)
     for out_len in (9, 14):
@@ -256,7 +257,7 @@ def test_sigmoid_attention_decodes_pads_and_searches_as_softmax_does(positions, 
 
 
 def test_no_attention_leaves_each_token_on_its_own():
-    attn = MultiHeadAttention(8, 2, "none")
+    attn = MultiHeadAttention(8, 2, weighting("none", 2, 0.0))
     x = torch.randn(1, 5, 8)
     alone = attn(x[:, :1], x[:, :1])
     assert torch.allclose(attn(x, x)[:, :1], alone) and torch.allclose(alone[0, 0], attn.wo.bias)
@@ -265,11 +266,11 @@ def test_no_attention_leaves_each_token_on_its_own():
 def test_attention_parameter_takes_one_name_or_one_per_kind():
     assert attention_kinds("sigmoid") == ("sigmoid",) * 3
     assert attention_kinds("softmax/sigmoid/sigmoid") == ("softmax", "sigmoid", "sigmoid")
-    assert model_config().attention == "softmax"
-    fields = as_dict(model_config())
+    assert study_config().attention == "softmax"
+    fields = as_dict(study_config())
 
     def attention(value):
-        return parse(ModelConfig, {**fields, "attention": value}, "model").attention
+        return parse(StudyModelConfig, {**fields, "attention": value}, "model").attention
 
     assert attention("sigmoid/sigmoid/sigmoid") == "sigmoid"
     for bad in ("sigmoid/softmax", "softmax/sigmoid/relu", "", 3):
@@ -391,9 +392,9 @@ def test_test_model_and_diagnosis_on_a_tiny_model(trained):
 def test_split_attention_picks_with_half_the_heads_and_counts_with_the_other_half():
     scores = torch.randn(2, 4, 3, 5)
     mask = additive_mask(causal_mask(5)[:3, :5])
-    weights = ATTENTION["split"](4, -1.0)(scores, mask)
+    weights = WEIGHTINGS["split"](4, -1.0)(scores, mask)
     assert torch.allclose(weights[:, :2].sum(-1), torch.ones(2, 2, 3))  # softmax heads average
-    sums = ATTENTION["sigmoid"](4, -1.0)(scores, mask)[:, 2:]
+    sums = WEIGHTINGS["sigmoid"](4, -1.0)(scores, mask)[:, 2:]
     assert torch.equal(weights[:, 2:], sums)  # sigmoid heads sum
 
 
@@ -435,7 +436,7 @@ def test_offset_positions_are_consecutive_from_a_random_start_in_training_and_fr
 def test_sigmoid_log_gates_sharpen_with_the_keys_a_query_sees():
     """sigmoid(log n * score + b): the same score opens a gate further, or shuts it tighter, among
     more keys; with a causal mask n counts each query's own keys."""
-    attn = ATTENTION["sigmoid_log"](1, -1.0)
+    attn = WEIGHTINGS["sigmoid_log"](1, -1.0)
     for n in (2, 8, 32):
         for score in (1.0, -1.0):
             gate = attn(torch.full((1, 1, 1, n), score), None)
@@ -453,7 +454,7 @@ def test_sigmoid_log_gates_sharpen_with_the_keys_a_query_sees():
 @pytest.mark.parametrize("attention", ["sigmoid", "split"])
 def test_rounded_gates_round_every_gate_inside_the_block_and_no_other_weight(attention):
     torch.manual_seed(0)
-    model = Transformer(model_config(attention=attention, sigmoid_bias=0.0, dropout=0.0)).eval()
+    model = StudyTransformer(study_config(attention=attention, sigmoid_bias=0.0, dropout=0.0)).eval()
     src = torch.randint(1, 11, (4, 6))
     with torch.no_grad(), attention_weights(model) as soft:
         model(src, src)
@@ -472,13 +473,13 @@ def test_rounded_gates_round_every_gate_inside_the_block_and_no_other_weight(att
 
 
 def test_a_softmax_model_has_no_gates_to_round():
-    with rounded_gates(Transformer(model_config())) as gated:
+    with rounded_gates(StudyTransformer(study_config())) as gated:
         assert gated == 0
 
 
 def test_randomized_weights_read_at_plain_positions_draw_nothing():
     torch.manual_seed(0)
-    model = Transformer(model_config(positions="randomized", dropout=0.0)).eval()
+    model = StudyTransformer(study_config(positions="randomized", dropout=0.0)).eval()
     src = torch.randint(1, 11, (4, 6))
     plain = at_plain_positions(model)
     assert plain.config.positions == "sinusoidal" and not plain.training

@@ -18,9 +18,6 @@ import pytest
 from pipeline.infra.locale import KEPT as NO_PROSE
 from pipeline.infra.locale import Writer, canonical
 from pipeline.infra.markdown import heading_anchor
-from pipeline.params.load import load_params
-from pipeline.params.model import ATTENTION, POSITIONS
-from pipeline.params.study import StudyDataParams, StudyModelParams, StudyTrainParams
 from pipeline.report.claims import evaluate, load_claims, written
 from pipeline.report.context import report_context
 from pipeline.report.pages import catalogue, render
@@ -32,6 +29,9 @@ from pipeline.report.study.report import PAGES as STUDY_PAGES
 from pipeline.report.study.report import TEMPLATES as STUDY_TEMPLATES
 from pipeline.report.study.report import StudyPagesParams, read_study_metrics
 from pipeline.stages.report import report_params
+from pipeline.study.load import load_params
+from pipeline.study.options import ATTENTION, POSITIONS
+from pipeline.study.params import StudyDataParams, StudyModelParams, StudyTrainParams
 
 ROOT = Path(__file__).resolve().parents[1]
 # What holds no number of the page's to compare: beside what holds no prose (code, link targets,

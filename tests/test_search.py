@@ -8,9 +8,9 @@ import pytest
 from conftest import PARAMS_YAML, laid_over
 
 from pipeline.infra.errors import ConfigError
-from pipeline.params.load import load_params, parse_params
 from pipeline.study import search
 from pipeline.study.bar import best_confirmed, chosen_variant, held_out, recipe_of, search_rank
+from pipeline.study.load import load_params, parse_params
 from pipeline.study.search import load_rows, row_study, run_search, with_seeds
 from pipeline.study.sets import study_test_sets
 from pipeline.study.variant import run_variant

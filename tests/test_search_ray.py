@@ -20,7 +20,7 @@ from conftest import PARAMS_YAML, laid_over, write_params_files
 import pipeline
 from pipeline.infra.ray_pool import ray_session, run_tasks
 from pipeline.numerics.pin import pinned_environment
-from pipeline.params.load import parse_params
+from pipeline.study.load import parse_params
 from pipeline.study.search import run_search
 
 ray_cluster = pytest.importorskip("ray.cluster_utils")

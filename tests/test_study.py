@@ -9,14 +9,13 @@ from pipeline.core.data import row_keys
 from pipeline.infra import files
 from pipeline.infra.errors import ConfigError, PipelineError
 from pipeline.params import lesson
-from pipeline.params.load import parse_params
-from pipeline.params.model import ATTENTION, POSITIONS
 from pipeline.study.bar import reach, row_reach
 from pipeline.study.diagnosis import first_errors
+from pipeline.study.load import parse_params
+from pipeline.study.options import ATTENTION, POSITIONS
 from pipeline.study.sets import every_sequence, make_test_sets
 from pipeline.study.study import bar_standing, length_table, load_variant, variant_table, with_variant
 from pipeline.study.variant import with_seeds
-from tests.conftest import model_config
 from tests.test_params import DEFAULT, with_value
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +39,7 @@ def with_variants(variants, **study):
 @pytest.mark.parametrize(
     "dotted, value, words",
     [
-        ("model.positions", "rope", ["model.positions", "'rope'", "sinusoidal", "alibi", "bos"]),
+        ("model.positions", "rope", ["model.positions", "'rope'", "sinusoidal, learned", "a study variant"]),
         (
             "study.variants",
             {"v": {"positions": "bos_sometimes", "attention": "softmax"}},
@@ -110,8 +109,7 @@ def test_every_scheme_and_attention_makes_a_variant():
         f"{p}_{a}": {"positions": p, "attention": a}
         for p in POSITIONS
         for a in ATTENTION
-        if a != "none"
-        and not ATTENTION.facts[a].counts_written  # a signed count: a cross-attention only, below
+        if a != "none" and not ATTENTION[a].counts_written  # a signed count: a cross-attention only, below
     }
     variants["bos_signed"] = {"positions": "bos", "attention": "none/none/signed"}
     variants["sums_fixed"] = {
@@ -215,7 +213,7 @@ def test_a_study_variant_trains_from_the_studys_own_recipe():
 def test_the_studys_default_recipe_is_the_lessons():
     study = parse_params(DEFAULT).study
     for name in ("d_model", "heads", "layers", "d_ff", "norm", "max_len"):
-        assert getattr(study.model, name) == getattr(model_config(), name)
+        assert getattr(study.model, name) == getattr(lesson.MODEL, name)
     for name in ("batch_size", "lr", "betas", "eps", "warmup", "label_smoothing"):
         assert getattr(study.train, name) == getattr(lesson.RECIPE, name)
 

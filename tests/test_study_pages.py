@@ -1,6 +1,7 @@
 """The length study's own pages (reports/study/), rendered from the committed results: the same bytes as
-committed, every figure shown and drawn, the lesson's statements it judges in a table of their own, links
-to the lesson's handout and back, and the lesson's pages reading nothing of it."""
+committed, every figure shown and committed (tests/test_figure_text.py draws them), the lesson's
+statements it judges in a table of their own, links to the lesson's handout and back, and the lesson's
+pages reading nothing of it."""
 
 import re
 from pathlib import Path
@@ -8,38 +9,47 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.params.load import load_params
+from pipeline.report.claims import claims_csv
+from pipeline.report.pages import render
+from pipeline.report.study.context import study_pages_context
 from pipeline.report.study.figures import lengths_at_the_bar, rung_title
-from pipeline.report.study.report import StudyPagesParams, read_study_metrics, write_study_pages
+from pipeline.report.study.lesson_claims import judged_claims
+from pipeline.report.study.report import PAGES as PAGE_NAMES
+from pipeline.report.study.report import TEMPLATES, StudyPagesParams, read_study_metrics
 from pipeline.report.style import Words
+from pipeline.study.load import load_params
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ROOT / "reports/study"
 
 
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory):
-    """The study's pages and figures written afresh from the committed metrics, into a folder of their own."""
-    params = load_params(ROOT / "params.yaml")
-    out = tmp_path_factory.mktemp("study_pages")
-    pages_params = StudyPagesParams(data=params.data, train=params.train, study=params.study)
-    claims, pages = write_study_pages(pages_params, ROOT / "metrics", out / "pages", out / "headline.json")
-    return out / "pages", pages, claims
+def rendered():
+    """The study's claims table and pages rendered afresh from the committed metrics, as the
+    study_pages stage renders them (its figures aside)."""
+    whole = load_params(ROOT / "params.yaml")
+    params = StudyPagesParams(data=whole.data, train=whole.train, study=whole.study)
+    m = read_study_metrics(ROOT / "metrics")
+    claims, habits = judged_claims(params, m["tables"], m["search"])
+    return (
+        claims_csv(claims),
+        render(study_pages_context(params, m, claims, habits), TEMPLATES, PAGE_NAMES),
+        claims,
+    )
 
 
 def test_the_committed_study_pages_are_what_the_code_renders(rendered):
-    folder, pages, _ = rendered
+    table, pages, _ = rendered
     for page, text in pages.items():
         assert (PAGES / page).read_text() == text, f"reports/study/{page} is not what the code renders"
-    assert (PAGES / "claims.csv").read_bytes() == (folder / "claims.csv").read_bytes()
+    assert (PAGES / "claims.csv").read_text() == table
 
 
-def test_every_figure_shown_is_drawn_and_every_figure_drawn_is_shown(rendered):
-    folder, pages, _ = rendered
+def test_every_figure_shown_is_committed_and_every_figure_committed_is_shown(rendered):
+    _, pages, _ = rendered
     shown = {f for text in pages.values() for f in re.findall(r"\]\(figures/([^)]+)\)", text)}
-    drawn = {p.relative_to(folder / "figures").as_posix() for p in (folder / "figures").rglob("*.png")}
     committed = {p.relative_to(PAGES / "figures").as_posix() for p in (PAGES / "figures").rglob("*.png")}
-    assert shown == drawn == committed
+    assert shown == committed
 
 
 def test_the_study_judges_the_lessons_two_statements_on_other_lengths(rendered):

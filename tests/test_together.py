@@ -17,9 +17,10 @@ from pipeline.core.seed_axis import ModelsTogether, SeedStack, seed_groups, stac
 from pipeline.model import draws
 from pipeline.model.transformer import Transformer
 from pipeline.params import lesson
+from pipeline.study.model import StudyTransformer
 from pipeline.study.sets import training_set
 from pipeline.study.variant import train_variant
-from tests.conftest import model_config, tiny_params
+from tests.conftest import model_config, study_config, tiny_params
 
 
 def weights_bytes(model):
@@ -60,7 +61,7 @@ def test_a_study_seed_trains_to_the_same_bytes_alone_or_beside_others(positions)
     """The study's own training: one-length batches in one order of lengths, its schemes' random
     positions drawn per seed, and the count hint."""
     params = tiny_params()
-    config = model_config(
+    config = study_config(
         positions=positions, d_model=16, heads=2, layers=1, d_ff=32, dropout=0.1, max_len=24
     )
     recipe = dataclasses.replace(params.study.train, steps=6, count_hint=0.5)
@@ -151,11 +152,11 @@ def test_models_decode_together_as_each_alone_one_by_one_or_batched(positions):
     """The evaluate stage's decoding of a group: every model's tokens as it decodes alone (randomized
     positions draw at test time: each model draws what it would alone), on the CPU's path (one by one)
     and the GPU's (batched under vmap)."""
-    config = model_config(positions=positions, d_model=16, heads=2, layers=1, d_ff=32, max_len=24)
+    config = study_config(positions=positions, d_model=16, heads=2, layers=1, d_ff=32, max_len=24)
     models = []
     for seed in range(3):
         torch.manual_seed(seed)
-        models.append(Transformer(config).eval())
+        models.append(StudyTransformer(config).eval())
     source = np.random.default_rng(0).integers(0, 10, (40, 6))
     decoders = {"greedy": greedy_cached, "beam": lambda m, src: beam_search(m, src, 3, 0.6)}
     alone = [decode_set(m, source, 16, decoders) for m in models]

@@ -11,9 +11,9 @@ from pipeline.tokens import BOS
 
 
 def seed_test_draws(length):
-    """Randomized positions draw at test time from torch's generator (pipeline.model.positions):
-    seed it by the length measured, so that a test's draws depend on nothing else, not on the
-    seeds a worker evaluated before. Models of other schemes draw nothing at test time."""
+    """A model whose positions draw at test time (the length study's randomized) draws from torch's
+    generator: seed it by the length measured, so that a test's draws depend on nothing else, not on
+    the seeds a worker evaluated before. The paper's model draws nothing at test time."""
     torch.manual_seed(1_000_003 * length)
 
 
@@ -31,11 +31,10 @@ def greedy(model, src, out_len=None, src_mask=None):
     Returns (B, out_len) tokens, out_len defaulting to the input length (sorting keeps length).
     """
     out_len = src.shape[1] if out_len is None else out_len
-    memory = model.encode(src, src_mask)
-    drawn = model.decoder_positions(memory)  # one session: every step at the same positions
+    decode = model.decoding(model.encode(src, src_mask), src_mask)  # the decoder bound to this source
     y = torch.full((src.shape[0], 1), BOS, dtype=torch.long, device=src.device)
     for _ in range(out_len):
-        logits = never_bos(model.decode(y, memory, src_mask, drawn)[:, -1])  # (B, vocab): the last position
+        logits = never_bos(decode(y)[:, -1])  # (B, vocab): the last position
         y = torch.cat([y, logits.argmax(-1, keepdim=True)], dim=1)
     return y[:, 1:]
 
@@ -78,11 +77,8 @@ def beam_search(model, src, beam_size=4, alpha=0.6, out_len=None, src_mask=None)
     out_len = src.shape[1] if out_len is None else out_len
     B, K = src.shape[0], beam_size
     memory = model.encode(src, src_mask)
-    drawn = model.decoder_positions(memory)  # drawn per source, shared by its K hypotheses
-    memory, mask, drawn = (
-        None if x is None else x.repeat_interleave(K, dim=0) for x in (memory, src_mask, drawn)
-    )
-    cache = model.start_cache(memory, mask, steps=out_len, drawn=drawn)  # memory: (B K, T_enc, d_model)
+    memory, mask = (None if x is None else x.repeat_interleave(K, dim=0) for x in (memory, src_mask))
+    cache = model.start_cache(memory, mask, steps=out_len)  # memory: (B K, T_enc, d_model)
     # Every beam starts as BOS; only the first is live, so the first step does not pick duplicates.
     scores = torch.full((B, K), float("-inf"), device=src.device)
     scores[:, 0] = 0.0

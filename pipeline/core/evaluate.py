@@ -26,7 +26,6 @@ from pipeline.model.checkpoint import check_fits, checkpoint_path, load_checkpoi
 from pipeline.model.hooks import attention_weights
 from pipeline.model.reference import holds_reference, reference_gap
 from pipeline.params.lesson import EXAMPLE_INPUT
-from pipeline.params.model import longest_source
 from pipeline.params.rules import as_dict
 from pipeline.params.sections import EvaluateParams
 from pipeline.tokens import BOS
@@ -107,7 +106,7 @@ def seed_result(model, rows, failures, test, lengths, train_lengths, ev: Evaluat
         )
     shown = {length: wrong[: ev.show_failures] for length, wrong in failures.items()}
     # The lesson's example, cut to what a model with a shorter max_len reads.
-    example = EXAMPLE_INPUT[: longest_source(model.config)]
+    example = EXAMPLE_INPUT[: model.longest_source]
     result = {
         "accuracy": rows,
         "at_trained": at_trained(rows, train_lengths, lengths),

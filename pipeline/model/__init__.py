@@ -1,1 +1,1 @@
-"""The paper's Transformer (section 3), with the length study's position and attention schemes."""
+"""The paper's Transformer (section 3) and the lesson's options: its positions, attention and norms."""

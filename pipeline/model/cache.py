@@ -23,19 +23,15 @@ class LayerCache:
 
 @dataclass
 class DecoderCache:
-    """What decoding keeps between steps: per layer K/V, the memory's mask, tokens fed so far, and the
-    positions the session drew for the decoder (randomized's at test time; else None)."""
+    """What decoding keeps between steps: per layer K/V, the memory's mask and the tokens fed so far."""
 
     layers: list[LayerCache]
     memory_mask: torch.Tensor | None  # additive (B, 1, 1, T_enc), or None
     steps: int  # room for this many tokens (BOS included)
     length: int = 0  # tokens fed so far
-    drawn: torch.Tensor | None = None  # (B, T_enc): the session's decoder positions, where a scheme draws
 
     def reorder(self, rows):
         """Keep rows `rows` (B',) in this order, as beam search does when hypotheses are re-ranked."""
         n = self.length
-        if self.drawn is not None:
-            self.drawn = self.drawn[rows]
         for layer in self.layers:
             layer.reorder(rows, n)

@@ -1,6 +1,5 @@
 """Checkpoints that carry their own model configuration, so evaluation never reads params.yaml."""
 
-import dataclasses
 import pickle
 import zipfile
 from pathlib import Path
@@ -10,7 +9,6 @@ import torch
 from pipeline.infra import files
 from pipeline.infra.errors import ConfigError, DataError
 from pipeline.model.transformer import Transformer
-from pipeline.params.model import ModelConfig, check_config, longest_source, max_len_for, reads_any_length
 from pipeline.params.rules import as_dict, parse
 from pipeline.tokens import VOCAB
 
@@ -28,8 +26,15 @@ def save_checkpoint(path, model: Transformer, **record):
     files.write_torch(path, payload)
 
 
-def load_checkpoint(path, device="cpu"):
-    """(model in eval mode, the checkpoint's record); a missing or corrupt file is a DataError."""
+def paper_model(stored):
+    """The class a stored configuration builds: the paper's Transformer."""
+    return Transformer
+
+
+def load_checkpoint(path, device="cpu", model_class=paper_model):
+    """(model in eval mode, the checkpoint's record); a missing or corrupt file is a DataError.
+    `model_class(stored configuration)`: the class that rebuilds it (another model's loader names
+    its own, pipeline/study/model.py), whose `config_class` reads the configuration."""
     path = Path(path)
     try:
         payload = torch.load(path, map_location=device, weights_only=True)
@@ -39,14 +44,15 @@ def load_checkpoint(path, device="cpu"):
         raise DataError(f"{path} is corrupt or truncated ({type(err).__name__}): retrain it") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise DataError(f"{path} is not a checkpoint of this project (format {FORMAT})")
+    cls = model_class(payload.get("model"))
     try:
-        config = parse(ModelConfig, payload["model"], f"{path}: model")
-        check_config(f"{path}: model", config)
+        config = parse(cls.config_class, payload["model"], f"{path}: model")
+        cls.check_config(f"{path}: model", config)
     except ConfigError as err:
         raise DataError(str(err)) from None
     if payload.get("vocab") != VOCAB:
         raise DataError(f"{path} has a vocabulary of {payload.get('vocab')} tokens, this task {VOCAB}")
-    model = Transformer(config).to(device)
+    model = cls(config).to(device)
     try:
         model.load_state_dict(payload["state_dict"])
     except RuntimeError as err:
@@ -57,21 +63,9 @@ def load_checkpoint(path, device="cpu"):
     return model, record
 
 
-def built_for(model: Transformer, longest):
-    """The model, or where its source carries no positions and `longest` is beyond its max_len, the
-    same weights in a model built for sources of `longest` tokens: its buffers (the causal mask,
-    any sinusoids) are functions of max_len, its weights are not."""
-    if longest <= longest_source(model.config) or not reads_any_length(model.config):
-        return model
-    with torch.random.fork_rng():  # building a model draws initial weights, overwritten below
-        longer = Transformer(dataclasses.replace(model.config, max_len=max_len_for(model.config, longest)))
-    longer.load_state_dict(model.state_dict())
-    return longer.to(next(model.parameters()).device).train(model.training)
-
-
 def check_fits(model: Transformer, lengths, path):
     """Refuse data the checkpoint cannot read: sequences longer than its positions."""
-    longest = longest_source(model.config)
+    longest = model.longest_source
     too_long = [n for n in lengths if n > longest]
     if too_long:
         raise DataError(

@@ -1,14 +1,15 @@
 """The encoder-decoder Transformer of lesson 10, from scratch (Vaswani et al., 2017, section 3).
 
 Reads top-down, small to large: masks, multi-head attention, feed-forward, residual sublayer,
-encoder layer, decoder layer, model. The post-norm encoder-decoder of the paper is the one path;
-each option plugs in through a registry without a branch here: positions (positions.py), attention
-weightings (attention.py), the residual wrapper (`model.norm`, below), and a decoder layer of its
-own for a cross-attention that reads more than the memory (DECODER_LAYERS). The length study's
-schemes fill the same registries from pipeline/study/. Masks are boolean with True = "may not look"
-(the lesson's `prohibido`), broadcastable to (B, h, T_q, T_k); inside the model they travel in
-additive form (0 or -inf, see `additive_mask`), which gives the same scores as masked_fill and costs
-less.
+encoder layer, decoder layer, model. It holds the paper's model and the lesson's options only: the
+paper's sinusoids or learned positions (positions.py), softmax attention (attention.py), post- or
+pre-norm. The model composes its modules as the Annotated Transformer's make_model does: each layer
+takes its attention's weighting and its residual wrapper as components, and the model builds its
+layers and its positions in methods of their own, so that another model (the length study's,
+pipeline/study/model.py) composes or subclasses these without a branch here. Masks are boolean with
+True = "may not look" (the lesson's `prohibido`), broadcastable to (B, h, T_q, T_k); inside the model
+they travel in additive form (0 or -inf, see `additive_mask`), which gives the same scores as
+masked_fill and costs less.
 
 The configuration is a ModelConfig (pipeline/params/model.py): the fields of `model:` in
 params.yaml, or the copy a checkpoint carries.
@@ -19,11 +20,11 @@ import math
 import torch
 from torch import nn
 
-import pipeline.model.attention  # noqa: F401  each scheme's class fills its registry on import
-import pipeline.model.positions  # noqa: F401
 from pipeline.model import draws
+from pipeline.model.attention import Softmax
 from pipeline.model.cache import DecoderCache, LayerCache
-from pipeline.params.model import ATTENTION, NORMS, POSITIONS, attention_kinds
+from pipeline.model.positions import POSITIONS
+from pipeline.params.model import ModelConfig, check_config
 from pipeline.tokens import VOCAB
 
 
@@ -91,14 +92,13 @@ class LayerNorm(nn.LayerNorm):
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head attention (section 3.2.2): self-attention when xq is xkv, cross otherwise. The
-    weights are the paper's softmax or another of the registry ATTENTION (`attention`; `sigmoid_bias`
-    starts the sigmoid's learned bias)."""
+    """Multi-head attention (section 3.2.2): self-attention when xq is xkv, cross otherwise. Its
+    weighting, the module that turns scores into weights, is the paper's softmax unless one is given."""
 
-    def __init__(self, d_model, heads, attention="softmax", sigmoid_bias=0.0):
+    def __init__(self, d_model, heads, weights=None):
         super().__init__()
         self.heads, self.d_k = heads, d_model // heads
-        self.weights = ATTENTION[attention](heads, sigmoid_bias)
+        self.weights = Softmax() if weights is None else weights
         self.wq, self.wk, self.wv, self.wo = (Linear(d_model, d_model) for _ in range(4))
 
     def split_heads(self, x):
@@ -114,7 +114,7 @@ class MultiHeadAttention(nn.Module):
 
     def attend(self, q, k, v, mask=None):
         """weights(Q K^T / sqrt(d_k)) V with heads joined by W^O (equation 1, with the paper's softmax
-        or another scheme's weights; pipeline/model/hooks.py reads them)."""
+        or the weighting given; pipeline/model/hooks.py reads them)."""
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, h, T_q, T_k)
         weights = self.weights(scores, additive_mask(mask, scores.dtype))  # (B, h, T_q, T_k)
         out = (weights @ v).transpose(1, 2).flatten(2)  # (B, T_q, h * d_k)
@@ -145,11 +145,9 @@ class Dropout(nn.Module):
         return x * keep.to(x.dtype).mul_(1 / (1 - self.p))
 
 
-@NORMS.implements("post")
 class PostNorm(nn.Module):
-    """One sublayer's wrapper as the paper: LayerNorm(x + Sublayer(x)) (section 3.1). Each wrapper is
-    the class of a `model.norm` name (pipeline.params.model.NORMS), called with the stream and the
-    sublayer."""
+    """One sublayer's wrapper as the paper: LayerNorm(x + Sublayer(x)) (section 3.1), called with the
+    stream and the sublayer."""
 
     def __init__(self, d_model, dropout):
         super().__init__()
@@ -158,15 +156,18 @@ class PostNorm(nn.Module):
     def forward(self, x, sublayer):
         return self.ln(x + self.drop(sublayer(x)))
 
+    closes_stack = False  # the stream leaves each sublayer normalised: no LayerNorm closes the stack
+
     def without_sum(self, x, sublayer):
         """The same wrapper with x not added back (the depth probe's stacks without the sum)."""
         return self.ln(self.drop(sublayer(x)))
 
 
-@NORMS.implements("pre")
 class PreNorm(PostNorm):
     """x + Sublayer(LayerNorm(x)): the stream itself is never normalised inside a stack, so a final
-    LayerNorm closes it (NORMS' closes_stack)."""
+    LayerNorm closes it (`closes_stack`)."""
+
+    closes_stack = True
 
     def forward(self, x, sublayer):
         return x + self.drop(sublayer(self.ln(x)))
@@ -175,14 +176,18 @@ class PreNorm(PostNorm):
         return self.drop(sublayer(self.ln(x)))
 
 
-class EncoderLayer(nn.Module):
-    """Self-attention, then FFN, each wrapped in residual + LayerNorm (section 3.1)."""
+NORMS = {"post": PostNorm, "pre": PreNorm}  # model.norm: the residual wrapper of every sublayer
 
-    def __init__(self, d_model, heads, d_ff, dropout, norm="post", attention="softmax", sigmoid_bias=0.0):
+
+class EncoderLayer(nn.Module):
+    """Self-attention, then FFN, each wrapped in residual + LayerNorm (section 3.1); `norm`: the
+    wrapper's class, `weights`: the self-attention's weighting (the paper's softmax by default)."""
+
+    def __init__(self, d_model, heads, d_ff, dropout, norm=PostNorm, weights=None):
         super().__init__()
-        self.attn = MultiHeadAttention(d_model, heads, attention, sigmoid_bias)
+        self.attn = MultiHeadAttention(d_model, heads, weights)
         self.ffn = feed_forward(d_model, d_ff)
-        self.sub = nn.ModuleList(NORMS[norm](d_model, dropout) for _ in range(2))
+        self.sub = nn.ModuleList(norm(d_model, dropout) for _ in range(2))
 
     def forward(self, x, src_mask=None):
         x = self.sub[0](x, lambda h: self.attn(h, h, src_mask))
@@ -190,34 +195,17 @@ class EncoderLayer(nn.Module):
 
 
 class DecoderLayer(nn.Module):
-    """Masked self-attention, cross-attention over the memory, FFN (section 3.1); `attention` and
-    `cross_attention` name each one's weights. `fed`, in forward and step, is what a layer reads of
-    the tokens fed beside its stream (rows_fed): nothing for the paper's layer."""
+    """Masked self-attention, cross-attention over the memory, FFN (section 3.1); `norm`: the residual
+    wrapper's class, `weights` and `cross_weights`: each attention's weighting (softmax by default)."""
 
-    def __init__(
-        self,
-        d_model,
-        heads,
-        d_ff,
-        dropout,
-        norm="post",
-        attention="softmax",
-        cross_attention="softmax",
-        sigmoid_bias=0.0,
-    ):
+    def __init__(self, d_model, heads, d_ff, dropout, norm=PostNorm, weights=None, cross_weights=None):
         super().__init__()
-        self.attn = MultiHeadAttention(d_model, heads, attention, sigmoid_bias)
-        self.cross = MultiHeadAttention(d_model, heads, cross_attention, sigmoid_bias)
+        self.attn = MultiHeadAttention(d_model, heads, weights)
+        self.cross = MultiHeadAttention(d_model, heads, cross_weights)
         self.ffn = feed_forward(d_model, d_ff)
-        self.sub = nn.ModuleList(NORMS[norm](d_model, dropout) for _ in range(3))
+        self.sub = nn.ModuleList(norm(d_model, dropout) for _ in range(3))
 
-    @staticmethod
-    def rows_fed(model, tokens):
-        """What this layer class reads of the tokens fed (B, T) beside its stream, computed once per
-        call for every layer by the model: None, the paper's reads only the stream and the memory."""
-        return None
-
-    def forward(self, y, memory, self_mask, memory_mask=None, fed=None):
+    def forward(self, y, memory, self_mask, memory_mask=None):
         """All positions at once (training, teacher forcing)."""
 
         def cross(h):
@@ -226,7 +214,7 @@ class DecoderLayer(nn.Module):
 
         return self.sublayers(y, lambda h: self.attn(h, h, self_mask), cross)
 
-    def step(self, y, cache: LayerCache, t, memory_mask=None, fed=None):
+    def step(self, y, cache: LayerCache, t, memory_mask=None):
         """The layer at one new position t, y (B, 1, d_model): attends to positions 0..t only, so
         no causal mask is needed; the same sublayers and weights as forward()."""
 
@@ -261,84 +249,87 @@ class DecoderLayer(nn.Module):
         return LayerCache(empty, torch.empty_like(empty), cross_k, cross_v)
 
 
-# A cross-attention that reads more than the memory brings its decoder layer: name -> DecoderLayer's
-# subclass (the length study's signed count, pipeline/study/signed_count.py); every other name
-# decodes with the paper's layer.
-DECODER_LAYERS = {}
-
-
 class Transformer(nn.Module):
     """Encoder-decoder with one embedding matrix used three times (section 3.4)."""
+
+    config_class = ModelConfig  # what a checkpoint's stored configuration is read as
+    check_config = staticmethod(check_config)  # its rules between fields
 
     def __init__(self, config, vocab=VOCAB):
         super().__init__()
         c = self.config = config
         self.embedding = nn.Embedding(vocab, c.d_model)  # shared: encoder in, decoder in, logits
         self.register_buffer("causal", additive_mask(causal_mask(c.max_len)), persistent=False)
-        encoder, decoder, cross = attention_kinds(c.attention)
-        sizes = {"d_model": c.d_model, "heads": c.heads, "d_ff": c.d_ff, "dropout": c.dropout, "norm": c.norm}
-        self.encoder = nn.ModuleList(
-            EncoderLayer(**sizes, attention=encoder, sigmoid_bias=c.sigmoid_bias) for _ in range(c.layers)
-        )
-        layer = DECODER_LAYERS.get(cross, DecoderLayer)
-        self.decoder = nn.ModuleList(
-            layer(**sizes, attention=decoder, cross_attention=cross, sigmoid_bias=c.sigmoid_bias)
-            for _ in range(c.layers)
-        )
+        self.encoder = nn.ModuleList(self.encoder_layer() for _ in range(c.layers))
+        self.decoder = nn.ModuleList(self.decoder_layer() for _ in range(c.layers))
         # Pre-norm (and any wrapper that leaves the stream un-normalised) closes each stack with a LayerNorm.
-        final = NORMS.facts[c.norm].closes_stack
+        final = self.residual().closes_stack
         self.encoder_norm = LayerNorm(c.d_model) if final else nn.Identity()
         self.decoder_norm = LayerNorm(c.d_model) if final else nn.Identity()
         self.drop = Dropout(c.dropout)
         # Created last, so that every other weight starts as the paper's model's does under the
-        # same seed, whatever the scheme.
-        self.positions = POSITIONS[c.positions](c)
+        # same seed, whatever the positions.
+        self.positions = self.position_vectors()
 
-    def embed(self, tokens, start=0, encoder=False, drawn=None):
-        """sqrt(d_model) * E[t] + PE[position], then dropout (sections 3.4, 3.5, 5.4); positions
-        count from `start` (a decoding step feeds one token at its position); `drawn`: the decoding
-        session's positions (decoder_positions)."""
+    # ------------------------------------------------------------ what the model is built of
+
+    def sizes(self):
+        c = self.config
+        return {"d_model": c.d_model, "heads": c.heads, "d_ff": c.d_ff, "dropout": c.dropout}
+
+    def residual(self):
+        """The residual wrapper's class of every sublayer (`model.norm`)."""
+        return NORMS[self.config.norm]
+
+    def encoder_layer(self):
+        return EncoderLayer(**self.sizes(), norm=self.residual())
+
+    def decoder_layer(self):
+        return DecoderLayer(**self.sizes(), norm=self.residual())
+
+    def position_vectors(self):
+        """The positions' module (`model.positions`)."""
+        return POSITIONS[self.config.positions](self.config)
+
+    @property
+    def longest_source(self):
+        """The longest source the model reads."""
+        return self.config.max_len
+
+    # ------------------------------------------------------------ the forward passes
+
+    def embedded_tokens(self, tokens, start=0):
+        """sqrt(d_model) * E[t] (section 3.4) for tokens at positions start.., within max_len."""
         end = start + tokens.shape[1]
         if end > self.config.max_len:
             raise ValueError(f"sequence of {end} tokens exceeds max_len = {self.config.max_len}")
-        x = self.embedding(tokens) * math.sqrt(self.config.d_model)
-        positions = self.positions.vectors(tokens, start, encoder, drawn)
-        return self.drop(x if positions is None else x + positions)
+        return self.embedding(tokens) * math.sqrt(self.config.d_model)
+
+    def embed(self, tokens, start=0):
+        """sqrt(d_model) * E[t] + PE[position], then dropout (sections 3.4, 3.5, 5.4); positions
+        count from `start` (a decoding step feeds one token at its position)."""
+        x = self.embedded_tokens(tokens, start)
+        return self.drop(x + self.positions.vectors(tokens, start))
 
     def encode(self, src, src_mask=None):
-        """The memory: (B, T_enc, d_model), computed once per input (one row more where the
-        positions scheme opens the source with BOS)."""
-        src = self.positions.source(src)
-        x = self.embed(src, encoder=True)
-        mask = additive_mask(self.positions.memory_mask(src_mask), x.dtype)  # once, not in every layer
-        bias = self.positions.encoder_bias(src.shape[1])  # (h, T, T) or None
-        if bias is not None:
-            mask = bias if mask is None else mask + bias
+        """The memory: (B, T_enc, d_model), computed once per input."""
+        x = self.embed(src)
+        return self.run_encoder(x, additive_mask(src_mask, x.dtype))  # the mask once, not in every layer
+
+    def run_encoder(self, x, mask):
+        """The encoder's layers over embedded inputs x (B, T, d_model), `mask` additive or None."""
         for layer in self.encoder:
             x = layer(x, mask)
         return self.encoder_norm(x)
 
-    def rows_fed(self, tokens):
-        """What the decoder's layers read of the tokens fed (B, T) beside their stream, once for all
-        layers: None for the paper's layer (DecoderLayer.rows_fed)."""
-        return self.decoder[0].rows_fed(self, tokens)
-
-    def decoder_positions(self, memory):
-        """What a decoding session fixes once per source, right after encoding it: the positions a
-        scheme draws for the decoder at test time (randomized's, (B, T_enc)); None for the others.
-        Every decode of the session is handed them (`drawn`), so every step sees the same."""
-        return self.positions.decoder_draw(memory)
-
-    def decode_states(self, tgt_in, memory, memory_mask=None, drawn=None):
-        """The decoder's last states h (B, T_dec, d_model), which the logits read (and a head beside
-        them: the length study's count hint). A call without `drawn` is a session of its own."""
-        y = self.embed(tgt_in, drawn=self.decoder_positions(memory) if drawn is None else drawn)
+    def decode_states(self, tgt_in, memory, memory_mask=None):
+        """The decoder's last states h (B, T_dec, d_model), which the logits read."""
+        y = self.embed(tgt_in)
         T = tgt_in.shape[1]
         self_mask = self.causal[:T, :T].to(y.dtype)  # (T, T): 0 on and below the diagonal, -inf above
-        memory_mask = additive_mask(self.positions.memory_mask(memory_mask), y.dtype)
-        fed = self.rows_fed(tgt_in)
+        memory_mask = additive_mask(memory_mask, y.dtype)
         for layer in self.decoder:
-            y = layer(y, memory, self_mask, memory_mask, fed)
+            y = layer(y, memory, self_mask, memory_mask)
         return self.decoder_norm(y)
 
     def logits(self, states):
@@ -347,20 +338,33 @@ class Transformer(nn.Module):
             return seed_axis_product(states, self.embedding.weight.T)
         return states @ self.embedding.weight.T
 
-    def decode(self, tgt_in, memory, memory_mask=None, drawn=None):
+    def decode(self, tgt_in, memory, memory_mask=None):
         """Logits (B, T_dec, vocab) = h E^T."""
-        return self.logits(self.decode_states(tgt_in, memory, memory_mask, drawn))
+        return self.logits(self.decode_states(tgt_in, memory, memory_mask))
 
-    def start_cache(self, memory, memory_mask=None, steps=None, drawn=None):
-        """A DecoderCache for decoding up to `steps` tokens (BOS included; default max_len); it keeps
-        the session's drawn positions (decoder_positions, unless given)."""
+    def decoding(self, memory, memory_mask=None):
+        """The decoder bound to one encoded source, as greedy decoding calls it step after step:
+        tokens so far (B, T) -> logits (B, T, vocab)."""
+        return lambda tgt_in: self.decode(tgt_in, memory, memory_mask)
+
+    def cache_steps(self, steps):
         steps = self.config.max_len if steps is None else steps
         if steps > self.config.max_len:
             raise ValueError(f"{steps} decoding steps exceed max_len = {self.config.max_len}")
+        return steps
+
+    def start_cache(self, memory, memory_mask=None, steps=None):
+        """A DecoderCache for decoding up to `steps` tokens (BOS included; default max_len)."""
+        steps = self.cache_steps(steps)
         layers = [layer.start_cache(memory, steps) for layer in self.decoder]
-        memory_mask = additive_mask(self.positions.memory_mask(memory_mask), memory.dtype)
-        drawn = self.decoder_positions(memory) if drawn is None else drawn
-        return DecoderCache(layers, memory_mask, steps, drawn=drawn)
+        return DecoderCache(layers, additive_mask(memory_mask, memory.dtype), steps)
+
+    def next_position(self, cache: DecoderCache):
+        """The position the next token fed takes, checked against the cache's room."""
+        t = cache.length
+        if t >= cache.steps:
+            raise ValueError(f"the cache has room for {cache.steps} tokens; this is token {t + 1}")
+        return t
 
     def decode_step(self, token, cache: DecoderCache):
         """Logits (B, vocab) for the next token after feeding `token` (B,) at position cache.length.
@@ -369,13 +373,10 @@ class Transformer(nn.Module):
         position: self-attention K/V of earlier positions come from the cache, cross-attention K/V
         were computed once by start_cache.
         """
-        t = cache.length
-        if t >= cache.steps:
-            raise ValueError(f"the cache has room for {cache.steps} tokens; this is token {t + 1}")
-        y = self.embed(token[:, None], start=t, drawn=cache.drawn)  # (B, 1, d_model)
-        fed = self.rows_fed(token[:, None])
+        t = self.next_position(cache)
+        y = self.embed(token[:, None], start=t)  # (B, 1, d_model)
         for layer, layer_cache in zip(self.decoder, cache.layers, strict=True):
-            y = layer.step(y, layer_cache, t, cache.memory_mask, fed)
+            y = layer.step(y, layer_cache, t, cache.memory_mask)
         cache.length = t + 1
         return (self.decoder_norm(y) @ self.embedding.weight.T)[:, 0]  # (B, vocab)
 

@@ -1,2 +1,2 @@
-"""params.yaml in one room: the rules its values are checked by, its sections (the lesson's and the
-length study's), the registry of the model's options, and the lesson's own values."""
+"""The lesson's params.yaml in one room: the rules its values are checked by, its sections, the
+model's options (the paper's and the lesson's), and the lesson's own values."""

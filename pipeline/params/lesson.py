@@ -8,7 +8,7 @@ from pipeline.params.sections import RecipeParams
 # 'El modelo: d sub model treinta y dos, cuatro heads, dos capas de cada lado, FFN de ciento
 # veintiocho, dropout cero coma uno'; post-norm ('post-norm, como el paper'), sinusoids ('senos del
 # episodio 4', a table of 64 rows: pe(64, d)). The architecture's claims are about this size, whatever
-# params.yaml sets (sigmoid_bias: unused by softmax attention).
+# params.yaml sets.
 MODEL = ModelConfig(
     d_model=32,
     heads=4,
@@ -17,8 +17,6 @@ MODEL = ModelConfig(
     dropout=0.1,
     norm="post",
     positions="sinusoidal",
-    attention="softmax",
-    sigmoid_bias=-8.0,
     max_len=64,
 )
 # 'Adam(m.parameters(), lr=2e-3, betas=(0.9, 0.98), eps=1e-9)', 'forma(s + 1, warmup=100)',

@@ -15,6 +15,7 @@ from pipeline.core.batching import make_batch
 from pipeline.core.decoding import GREEDY
 from pipeline.model.hooks import attention_weights
 from pipeline.model.transformer import (
+    NORMS,
     DecoderLayer,
     EncoderLayer,
     MultiHeadAttention,
@@ -35,7 +36,7 @@ def embedding_scale(model):
     squares over every token (dropout off), not from the formula."""
     tokens = torch.arange(VOCAB)[None]  # (1, V): every token once, at positions 0..V-1
     rows = model.embedding.weight[tokens[0]]  # (V, d_model)
-    scaled = model.embed(tokens)[0] - model.positions.vectors(tokens, 0, encoder=False)
+    scaled = model.embed(tokens)[0] - model.positions.vectors(tokens, 0)
     return float((scaled * rows).sum() / (rows * rows).sum())
 
 
@@ -137,7 +138,13 @@ def measure(config: ModelConfig, seed=0):
     """Counts and shapes of lesson 10's pieces at the configured size."""
     c = config
     torch.manual_seed(seed)
-    sizes = {"d_model": c.d_model, "heads": c.heads, "d_ff": c.d_ff, "dropout": c.dropout, "norm": c.norm}
+    sizes = {
+        "d_model": c.d_model,
+        "heads": c.heads,
+        "d_ff": c.d_ff,
+        "dropout": c.dropout,
+        "norm": NORMS[c.norm],
+    }
     enc, dec = EncoderLayer(**sizes).eval(), DecoderLayer(**sizes).eval()
     model = Transformer(c).eval()
     memory, written = torch.randn(2, 10, c.d_model), torch.randn(2, 7, c.d_model)

@@ -114,14 +114,9 @@ PATHS = ("encoder", "decoder", "source_to_output")
 
 
 @torch.no_grad()
-def embedded_inputs(model: Transformer, src, tgt_in, seed):
-    """sqrt(d_model) E[t] + PE for source (as the encoder reads it) and decoder input, dropout off
-    (eval mode); a positions scheme that draws at test time draws from `seed`."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        x = model.embed(model.positions.source(src), encoder=True)
-        drawn = model.decoder_positions(x)  # the encoder's input has its memory's shape
-        return x, model.embed(tgt_in, drawn=drawn)
+def embedded_inputs(model: Transformer, src, tgt_in):
+    """sqrt(d_model) E[t] + PE for source and decoder input, dropout off (eval mode)."""
+    return model.embed(src), model.embed(tgt_in)
 
 
 def jacobian_norms(model: Transformer, src, tgt_in, with_sum, seed):
@@ -129,16 +124,15 @@ def jacobian_norms(model: Transformer, src, tgt_in, with_sum, seed):
     source embedding to memory, decoder embedding to decoder output (memory fixed), and source
     embedding to decoder output (through the memory)."""
     dtype = next(model.parameters()).dtype
-    x0, y0 = embedded_inputs(model, src, tgt_in, seed)
-    bias = model.positions.encoder_bias(x0.shape[1])  # (h, T, T) or None: a scheme's score bias
+    x0, y0 = embedded_inputs(model, src, tgt_in)
     generator = torch.Generator().manual_seed(seed)
     v_src, v_tgt = (unit_direction(t.shape, generator, dtype) for t in (x0, y0))
-    memory = encoder_stack(model, x0, with_sum, bias).detach()
+    memory = encoder_stack(model, x0, with_sum).detach()
     return {
-        "encoder": jvp_norm(lambda x: encoder_stack(model, x, with_sum, bias), x0, v_src),
+        "encoder": jvp_norm(lambda x: encoder_stack(model, x, with_sum), x0, v_src),
         "decoder": jvp_norm(lambda y: decoder_stack(model, y, memory, with_sum), y0, v_tgt),
         "source_to_output": jvp_norm(
-            lambda x: decoder_stack(model, y0, encoder_stack(model, x, with_sum, bias), with_sum), x0, v_src
+            lambda x: decoder_stack(model, y0, encoder_stack(model, x, with_sum), with_sum), x0, v_src
         ),
     }
 

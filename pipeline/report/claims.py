@@ -15,7 +15,6 @@ import yaml
 
 from pipeline.infra.errors import DataError
 from pipeline.infra.locale import Phrase
-from pipeline.params.model import longest_source
 from pipeline.report.judging import judge_below_bar, judge_paired, judge_rounding, judge_seeds, outcome
 
 CLAIMS_PATH = Path(__file__).with_name("claims.yaml")
@@ -116,7 +115,7 @@ APPLIES = {  # claims.yaml's `applies`: whether a run with these parameters meas
     "test_length": lambda params, n: n in params.data.test_lengths,
     "steps": lambda params, n: params.train.steps >= n,
     "probe_depth": lambda params, n: n in params.probe_depths,
-    "reads_length": lambda params, n: longest_source(params.model) >= n,
+    "reads_length": lambda params, n: params.model.max_len >= n,  # the lesson's model: no BOS row
     "shorter_untrained": lambda params, n: len(shorter_untrained(params.data.train_lengths)) >= n,
 }
 

@@ -15,7 +15,7 @@ import sys
 import time
 
 from pipeline.infra.entry import record_run, stage_entry, stage_paths
-from pipeline.params.load import load_params
+from pipeline.study.load import load_params
 from pipeline.study.search import load_rows, on_ray, run_search
 
 SPREAD = {

@@ -13,8 +13,8 @@ import torch
 
 from pipeline.infra.entry import record_run, stage_entry, stage_paths
 from pipeline.infra.outputs import write_outputs
-from pipeline.params.load import load_params
 from pipeline.study.bar import held_out
+from pipeline.study.load import load_params
 from pipeline.study.study import headline, print_standings, run_study
 
 

@@ -11,8 +11,8 @@ A thin entry point that reads inputs and writes outputs; the work is in pipeline
 import time
 
 from pipeline.infra.entry import record_run, stage_entry, stage_paths
-from pipeline.params.load import load_params
 from pipeline.report.study.report import StudyPagesParams, write_study_pages
+from pipeline.study.load import load_params
 
 
 @stage_entry

@@ -14,8 +14,8 @@ import time
 from pipeline.infra.entry import record_run, stage_entry, stage_paths
 from pipeline.infra.errors import ConfigError
 from pipeline.infra.outputs import stage_outputs
-from pipeline.params.load import load_params
-from pipeline.params.study import variant_recipe
+from pipeline.study.load import load_params
+from pipeline.study.params import variant_recipe
 from pipeline.study.sets import study_test_sets
 from pipeline.study.variant import run_variant
 

@@ -12,7 +12,7 @@ import time
 
 from pipeline.infra.entry import record_run, stage_entry, stage_paths
 from pipeline.infra.outputs import write_outputs
-from pipeline.params.load import load_params
+from pipeline.study.load import load_params
 from pipeline.study.verdict import run_verdict
 from pipeline.study.verdict_rows import COLUMNS
 

@@ -1,11 +1,11 @@
 """The length study's attention weightings, beside the paper's softmax (pipeline/model/attention.py),
-each filling its name in the registry of `model.attention`: log_length multiplies each query's scores
-by log n, n the keys it may look at (Chiang and Cholak, 2022); sigmoid weighs each key on its own, so
-attention sums (Ramapuram et al., 2024); sigmoid_log multiplies the sigmoid's scores by log n as
-log_length does the softmax's; none attends to nothing; split gives half the heads softmax, half
+each the class of a name of `model.attention` (pipeline/study/model.py): log_length multiplies each
+query's scores by log n, n the keys it may look at (Chiang and Cholak, 2022); sigmoid weighs each key on
+its own, so attention sums (Ramapuram et al., 2024); sigmoid_log multiplies the sigmoid's scores by log
+n as log_length does the softmax's; none attends to nothing; split gives half the heads softmax, half
 sigmoid; sigmoid_st rounds the sigmoid's gates to 0 or 1 going forward and keeps its gradient going
 back; hard_sigmoid limits a gate to exactly 0 and 1. The parameter names one weighting for every
-attention or one per kind (encoder self / decoder self / cross: pipeline.params.model.attention_kinds).
+attention or one per kind (encoder self / decoder self / cross: pipeline.study.options.attention_kinds).
 `rounded_gates` reads a model with every gate rounded, the study's test of how it counts.
 """
 
@@ -16,7 +16,6 @@ from torch import nn
 
 from pipeline.model.attention import Softmax, softmax_weights
 from pipeline.model.transformer import MultiHeadAttention
-from pipeline.params.model import ATTENTION
 
 
 def visible_keys(mask, size):
@@ -28,7 +27,6 @@ def visible_keys(mask, size):
     return allowed.sum(-1, keepdim=True).clamp(min=1).to(torch.float32)
 
 
-@ATTENTION.implements("log_length")
 class LogLength(Softmax):
     """Scores times log n, n the keys the query may look at, then softmax (Chiang and Cholak, 2022;
     Nakanishi, 2025): a softmax over more keys is made sharper in step, so that one key can keep
@@ -40,7 +38,6 @@ class LogLength(Softmax):
         return softmax_weights(scores, mask)
 
 
-@ATTENTION.implements("sigmoid")
 class Sigmoid(nn.Module):
     """Each key weighted on its own, sigmoid(score + b_h), with a learned bias per head (Ramapuram
     et al., 2024, section 3): the weights do not sum to 1, so attention adds instead of averaging
@@ -66,7 +63,6 @@ class Sigmoid(nn.Module):
         return (weights > 0.5).to(weights.dtype)
 
 
-@ATTENTION.implements("sigmoid_log")
 class SigmoidLog(Sigmoid):
     """sigmoid(log n * score + b_h), n the keys the query may look at: Scalable-Softmax's log n
     (Nakanishi, 2025) on a gate. Each gate's slope grows with the length, so the keys just short of
@@ -76,7 +72,6 @@ class SigmoidLog(Sigmoid):
         return super().gates(scores * visible_keys(mask, scores.shape[-1]).to(scores.dtype).log(), mask)
 
 
-@ATTENTION.implements("sigmoid_st")
 class StraightThrough(Sigmoid):
     """Gates that are 0 or 1 in the forward pass, sigmoid(score + b_h) rounded, with the sigmoid's
     gradient in the backward pass (the straight-through estimator, Bengio et al., 2013): attention
@@ -90,7 +85,6 @@ class StraightThrough(Sigmoid):
         return weights  # rounded in the forward pass already
 
 
-@ATTENTION.implements("hard_sigmoid")
 class HardSigmoid(Sigmoid):
     """clamp((score + b_h) / 4 + 1/2, 0, 1): the sigmoid's slope at 0, limited to exactly 0 and 1, so
     a key short of the threshold adds nothing to a sum over any number of keys. A gate outside (0, 1)
@@ -102,7 +96,6 @@ class HardSigmoid(Sigmoid):
         return ((scores + self.bias.to(scores.dtype)) * 0.25 + 0.5).clamp(0.0, 1.0)
 
 
-@ATTENTION.implements("split")
 class Split(Sigmoid):
     """Half the heads softmax, half sigmoid: heads that pick one key (the next digit up) beside heads
     that count (how many copies are left). The softmax heads keep the sigmoid's unused bias."""
@@ -119,7 +112,6 @@ class Split(Sigmoid):
         return torch.cat([weights[:, :half], super().rounded(weights[:, half:])], dim=1)
 
 
-@ATTENTION.implements("none")
 class NoAttention(Softmax):
     """Weights 0 everywhere: the sublayer adds only W^O's bias, so each token stays on its own and
     its representation cannot depend on how long the sequence is."""

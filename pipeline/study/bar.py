@@ -8,9 +8,9 @@ the tests read it."""
 import dataclasses
 import statistics
 
-from pipeline.params.model import uses_sigmoid_bias
 from pipeline.params.rules import as_dict
-from pipeline.params.study import StudyParams, StudyTrainParams
+from pipeline.study.options import uses_sigmoid_bias
+from pipeline.study.params import StudyParams, StudyTrainParams
 
 # ------------------------------------------------------------------------------------ standing
 

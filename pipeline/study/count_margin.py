@@ -17,11 +17,9 @@ import numpy as np
 import torch
 from torch import nn
 
-import pipeline.study.schemes  # noqa: F401  the study's options fill the model's registries
 from pipeline.core.batching import decoder_input
 from pipeline.infra.workers import set_up_worker
-from pipeline.model.checkpoint import load_checkpoint
-from pipeline.params.model import longest_source
+from pipeline.study.model import load_model
 from pipeline.tokens import DIGITS
 
 COUNTS = tuple(range(1, 21))  # copies of the digit decided on
@@ -112,7 +110,7 @@ def measure(model, lengths, seed=0):
     margins, divisors = [], []
     by_length = {}
     for n in lengths:
-        if n > longest_source(model.config):
+        if n > model.longest_source:
             continue
         for c in COUNTS:
             if c >= n:
@@ -152,7 +150,7 @@ def drift(margin_rows, count, owed):
 def measured_checkpoint(path, lengths):
     """Worker: the margins and divisors of one saved model (pipeline.model.checkpoint) at `lengths`."""
     set_up_worker("cpu")
-    return measure(load_checkpoint(path)[0].eval(), lengths)
+    return measure(load_model(path)[0].eval(), lengths)
 
 
 def summary(margin_rows, divisor_rows):

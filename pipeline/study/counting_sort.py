@@ -80,15 +80,15 @@ dims 0..9, 0 elsewhere), so the logits are the readout in R, in the FFN's units 
 needed).
 """
 
-import dataclasses
 import math
 
 import torch
 
-import pipeline.study.schemes  # noqa: F401  the study's options fill the model's registries
-from pipeline.model.transformer import Transformer
 from pipeline.params import lesson
-from pipeline.params.study import HANDSET_SHAPE, check_handset_fits
+from pipeline.params.rules import as_dict
+from pipeline.study.model import StudyTransformer
+from pipeline.study.options import StudyModelConfig
+from pipeline.study.params import HANDSET_SHAPE, check_handset_fits
 from pipeline.tokens import BOS, DIGITS
 
 D_MODEL, HEADS, D_K, D_FF = HANDSET_SHAPE["d_model"], HANDSET_SHAPE["heads"], 8, 128
@@ -98,8 +98,10 @@ H = list(range(14, 24))  # owed histogram
 A = math.sqrt(D_MODEL)  # embed() multiplies E by sqrt(d_model): the one-hot's size in the stream
 
 # the lesson's model with the sums variant's scheme: no positions, no encoder attention, sigmoid gates
-SUMS = dataclasses.replace(
-    lesson.MODEL, dropout=0.0, positions="bos", attention="none/sigmoid/sigmoid", sigmoid_bias=-4.0
+SUMS = StudyModelConfig(
+    **{**as_dict(lesson.MODEL), "dropout": 0.0, "positions": "bos"},
+    attention="none/sigmoid/sigmoid",
+    sigmoid_bias=-4.0,
 )
 
 
@@ -130,7 +132,7 @@ def counting_sort_model(config=SUMS, const=1000.0, sink=True, gate=200.0, readou
              confidence label smoothing rewards, for training from these weights).
     """
     check_handset_fits(config)
-    model = Transformer(config)
+    model = StudyTransformer(config)
     model.eval()
     zero_all(model)
     K = float(const)

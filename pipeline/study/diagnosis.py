@@ -14,7 +14,6 @@ from pipeline.core.batching import decoder_input, make_batch
 from pipeline.core.decoding import accuracy_by_length, decode_set, sorted_tests, teacher_forced
 from pipeline.model.hooks import attention_weights
 from pipeline.model.transformer import MultiHeadAttention
-from pipeline.params.model import longest_source
 from pipeline.study.attention import Sigmoid, rounded_gates
 from pipeline.tokens import DIGITS
 
@@ -59,7 +58,7 @@ def first_errors(pred, target):
 def length_accuracy(model, tests, batch_size, device="cpu"):
     """Greedy (key/value-cached) exact-sequence and digit accuracy at every length of `tests`
     ({length: sources}) the model reads: rows {length, seq_acc, digit_acc}, in the order of `tests`."""
-    readable = {n: source for n, source in tests.items() if n <= longest_source(model.config)}
+    readable = {n: source for n, source in tests.items() if n <= model.longest_source}
     rows, _ = accuracy_by_length(model, sorted_tests(readable), batch_size, device)
     return [{k: row[k] for k in ("length", "seq_acc", "digit_acc")} for row in rows]
 

@@ -19,13 +19,11 @@ from dataclasses import dataclass
 
 import torch
 
-from pipeline.model.transformer import DECODER_LAYERS, additive_mask
-from pipeline.params.model import ATTENTION
+from pipeline.model.transformer import additive_mask
 from pipeline.study.signed_count import Signed, SignedCountLayer, SignedLayerCache
 from pipeline.tokens import VOCAB
 
 
-@ATTENTION.implements("signed_owed")
 class SignedOwed(Signed):
     """The signed count's gates, read per digit through a hard threshold (OwedCountLayer)."""
 
@@ -150,6 +148,3 @@ class OwedCountLayer(SignedCountLayer):
         tokens = torch.zeros(memory.shape[0], steps, dtype=torch.long, device=memory.device)
         kept = {f.name: getattr(signed, f.name) for f in dataclasses.fields(signed)}
         return OwedLayerCache(**kept, memory=memory, written_tokens=tokens)
-
-
-DECODER_LAYERS["signed_owed"] = OwedCountLayer

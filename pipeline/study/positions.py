@@ -1,6 +1,11 @@
-"""The length study's position schemes, each overriding the hooks of the model's NoPositions
-(pipeline/model/positions.py) and filling its name in the registry of `model.positions`:
-none_encoder adds no positions in the encoder, the decoder keeps sinusoids; randomized gives each
+"""The length study's position schemes. The study's model (pipeline/study/model.py) calls a scheme
+through hooks beside the paper's `vectors`, each with the paper's behaviour in NoPositions below:
+`vectors` also learns which stack reads it and a decoding session's drawn positions, `source` and
+`memory_mask` give the source the encoder reads and its memory's padding mask, `encoder_bias` is added
+to the encoder's self-attention scores, and `decoder_draw` gives the positions a decoding session
+fixes once per source (a scheme keeps no state between calls). The paper's sinusoids and learned
+positions (pipeline/model/positions.py) take these hooks here, unchanged otherwise. none_encoder adds
+no positions in the encoder, the decoder keeps sinusoids; randomized gives each
 sequence the sinusoids of a sorted random subset of [0, max_len) (Ruoss et al., 2023); alibi biases
 the encoder's self-attention by distance (Press et al., 2022); bos adds no vectors and opens the
 source with BOS, a key present exactly once, against which attention can count; offset shifts each
@@ -9,11 +14,53 @@ training sequence's sinusoids by a random offset, so that every position below m
 """
 
 import torch
+from torch import nn
 
 from pipeline.model import draws
-from pipeline.model.positions import NoPositions, Sinusoidal
-from pipeline.params.model import POSITIONS
+from pipeline.model import positions as paper
 from pipeline.tokens import BOS
+
+
+class NoPositions(nn.Module):
+    """No position information at all: the base every scheme overrides a hook of."""
+
+    def __init__(self, config=None):
+        super().__init__()
+
+    def vectors(self, tokens, start, encoder=False, drawn=None):
+        """What embed() adds for positions start..start+T: (T, d_model), (B, T, d_model) or None."""
+        return None
+
+    def source(self, src):
+        """The source tokens (B, T) as the encoder reads them."""
+        return src
+
+    def memory_mask(self, src_mask):
+        """The source's padding mask (B, 1, 1, T) as the memory's keys need it, or None."""
+        return src_mask
+
+    def encoder_bias(self, size):
+        """(h, T, T) added to the encoder's self-attention scores, or None."""
+        return None
+
+    def decoder_draw(self, memory):
+        """The positions a decoding session fixes once per source, drawn right after the encoder's
+        (B, T_enc): randomized's at test time; None for every other scheme, and in training."""
+        return None
+
+
+class Sinusoidal(paper.Sinusoidal, NoPositions):
+    """The paper's sinusoids, in both stacks, with the study's hooks."""
+
+    def vectors(self, tokens, start, encoder=False, drawn=None):
+        return paper.Sinusoidal.vectors(self, tokens, start)
+
+
+class Learned(paper.Learned, NoPositions):
+    """One trained vector per position, in both stacks, with the study's hooks."""
+
+    def vectors(self, tokens, start, encoder=False, drawn=None):
+        return paper.Learned.vectors(self, tokens, start)
 
 
 def random_positions(like, batch, size, max_len):
@@ -31,7 +78,6 @@ def alibi_bias(heads, size, device=None):
     return -slopes[:, None, None] * (i[:, None] - i[None, :]).abs()  # (h, T, T)
 
 
-@POSITIONS.implements("none_encoder")
 class NoneInEncoder(Sinusoidal):
     """No positions in the encoder (a sorted output does not depend on input order); the decoder
     keeps the sinusoids."""
@@ -40,13 +86,12 @@ class NoneInEncoder(Sinusoidal):
         return None if encoder else super().vectors(tokens, start, encoder, drawn)
 
 
-@POSITIONS.implements("randomized")
 class Randomized(Sinusoidal):
     """Each sequence takes the sinusoids of a sorted random subset of [0, max_len), in both stacks,
     in training and in evaluation alike (Ruoss et al., 2023: "we also randomize at test time", so a
     test sequence's positions look like a training sequence's, never 0, 1, 2, ...). In evaluation a
     decoding session draws the decoder's subset once per row, right after the encoder's
-    (Transformer.decoder_positions), and hands it to every step (the cache keeps it), so every step
+    (StudyTransformer.decoder_positions), and hands it to every step (the cache keeps it), so every step
     of a (cached or uncached) decode sees the same positions."""
 
     def vectors(self, tokens, start, encoder, drawn=None):
@@ -68,7 +113,6 @@ class Randomized(Sinusoidal):
         return random_positions(memory, memory.shape[0], memory.shape[1], self.pe.shape[0])
 
 
-@POSITIONS.implements("offset")
 class Offset(Sinusoidal):
     """The sinusoids of positions k, k+1, ..., each training sequence with its own k, uniform in
     [0, max_len - T], drawn afresh in each stack (the offsets of McLeish et al., 2024, from a range
@@ -83,7 +127,6 @@ class Offset(Sinusoidal):
         return self.pe[offsets + torch.arange(start, end, device=tokens.device)]  # (B, T, d_model)
 
 
-@POSITIONS.implements("alibi")
 class ALiBi(NoPositions):
     """No vectors; -m_h |i - j| on the encoder's self-attention scores (Press et al., 2022). The
     decoder's self-attention keeps only its causal mask, and cross-attention has no bias: an output
@@ -97,7 +140,6 @@ class ALiBi(NoPositions):
         return self.bias[:, :size, :size]
 
 
-@POSITIONS.implements("bos")
 class BOSFirst(NoPositions):
     """No vectors; BOS opens the source as it opens the target: a key present exactly once, against
     which attention can count. The memory gains that row, and every query may look at it."""
@@ -111,7 +153,6 @@ class BOSFirst(NoPositions):
         return torch.cat([torch.zeros_like(src_mask[..., :1]), src_mask], dim=-1)
 
 
-@POSITIONS.implements("bos_offset")
 class BOSOffset(BOSFirst, Offset):
     """bos's encoder (BOS opens the source, no vectors) with offset sinusoids in the decoder, so that
     an output step knows how far it has written at every position it will reach."""

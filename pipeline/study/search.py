@@ -33,8 +33,8 @@ from pipeline.infra.pool import run_jobs
 from pipeline.infra.workers import seed_processes
 from pipeline.numerics.pin import pinned_environment
 from pipeline.params.rules import as_dict
-from pipeline.params.study import StudyParams, with_variant
 from pipeline.study.bar import bar_standing, reach, recipe_of, study_seeds
+from pipeline.study.params import StudyParams, with_variant
 from pipeline.study.sets import study_test_sets
 from pipeline.study.variant import train_and_test
 from pipeline.study.verdict_sets import verdict_set

@@ -3,12 +3,13 @@ same query, key, value and gate and with the opposite sign, the tokens written s
 digit's key opens the gate, the head holds (copies in the input) - (copies written), exactly: a
 prior built for sorting, which the report names as one.
 
-It joins the model through its registries, without a branch there: `Signed` is the weighting
-`signed` of `model.attention` (the sigmoid's gates), and `SignedCountLayer` the decoder layer that
-cross-attention brings (pipeline.model.transformer.DECODER_LAYERS). Each token fed passes through
-the encoder as the input's own tokens do (`rows_fed`), so that a digit written and the same digit
-in the input have the same key and value; that holds only where the encoder sees each token alone
-(encoder attention none, positions bos: pipeline/params/study.py, check_signed_count).
+The study's model composes it (pipeline/study/model.py): `Signed` is the weighting `signed` of
+`model.attention` (the sigmoid's gates), and `SignedCountLayer` the decoder layer that
+cross-attention brings, a subclass of the paper's that also reads the tokens fed. Each token fed
+passes through the encoder as the input's own tokens do (`rows_fed`), so that a digit written and
+the same digit in the input have the same key and value; that holds only where the encoder sees each
+token alone
+(encoder attention none, positions bos: pipeline/study/params.py, check_signed_count).
 
 Two names read the difference through a bound, so that "is a copy still owed" reads the same whatever
 the count: `signed_tanh` passes each coordinate of the heads' difference through tanh, `signed_clamp`
@@ -23,12 +24,10 @@ from dataclasses import dataclass
 import torch
 
 from pipeline.model.cache import LayerCache
-from pipeline.model.transformer import DECODER_LAYERS, DecoderLayer, additive_mask
-from pipeline.params.model import ATTENTION
+from pipeline.model.transformer import DecoderLayer, additive_mask
 from pipeline.study.attention import Sigmoid
 
 
-@ATTENTION.implements("signed")
 class Signed(Sigmoid):
     """The signed count's gates: the sigmoid's, applied alike to the input's keys and to the keys of
     the tokens written so far (SignedCountLayer); `owed` reads the heads' difference (as counted)."""
@@ -38,14 +37,12 @@ class Signed(Sigmoid):
         return difference
 
 
-@ATTENTION.implements("signed_tanh")
 class SignedTanh(Signed):
     """The signed count with each coordinate of the difference through tanh: bounded by 1."""
 
     owed = staticmethod(torch.tanh)
 
 
-@ATTENTION.implements("signed_clamp")
 class SignedClamp(Signed):
     """The signed count with each coordinate of the difference clamped to [-1, 1]: a hard threshold."""
 
@@ -117,7 +114,3 @@ class SignedCountLayer(DecoderLayer):
         plain = super().start_cache(memory, steps)
         room = [torch.empty_like(plain.self_k) for _ in range(2)]
         return SignedLayerCache(plain.self_k, plain.self_v, plain.cross_k, plain.cross_v, *room)
-
-
-for name in ("signed", "signed_tanh", "signed_clamp"):
-    DECODER_LAYERS[name] = SignedCountLayer

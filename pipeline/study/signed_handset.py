@@ -19,12 +19,11 @@ import math
 
 import torch
 
-import pipeline.study.schemes  # noqa: F401  the study's options fill the model's registries
 from pipeline.infra.errors import ConfigError
-from pipeline.model.transformer import Transformer
-from pipeline.params.model import attention_kinds
-from pipeline.params.study import HANDSET_SHAPE
 from pipeline.study.counting_sort import D_K, SINK, H, R, set_embedding, set_layernorm, set_readout, zero_all
+from pipeline.study.model import StudyTransformer
+from pipeline.study.options import attention_kinds
+from pipeline.study.params import HANDSET_SHAPE
 
 
 def signed_handset_fits(config):
@@ -53,7 +52,7 @@ def signed_handset_model(config, const=1000.0, gate=200.0, readout=100.0):
     `const`, `gate` and `readout` as in counting_sort_model."""
     check_signed_handset_fits(config)
     with torch.random.fork_rng():  # building a model draws initial weights, all overwritten
-        model = Transformer(dataclasses.replace(config, dropout=0.0)).eval()
+        model = StudyTransformer(dataclasses.replace(config, dropout=0.0)).eval()
     zero_all(model)
     std0 = math.sqrt(2 * const * const + 2)  # std of sqrt(32) E[t] for every token t (mean 0)
     with torch.no_grad():

@@ -23,9 +23,7 @@ from pipeline.infra.errors import PipelineError
 from pipeline.infra.outputs import csv_text, spread
 from pipeline.infra.pool import run_jobs
 from pipeline.infra.workers import resolve_device, set_up_worker
-from pipeline.model.checkpoint import checkpoint_path, load_checkpoint
-from pipeline.params.model import longest_source
-from pipeline.params.study import StudyParams
+from pipeline.model.checkpoint import checkpoint_path
 from pipeline.study.bar import bar_lengths, bar_standing, best_variant, held_out
 from pipeline.study.count_margin import measure, measured_checkpoint, measured_lengths
 from pipeline.study.count_margin import summary as count_summary
@@ -38,6 +36,8 @@ from pipeline.study.diagnosis import (
     mean_over_seeds,
     seed_rows,
 )
+from pipeline.study.model import load_model
+from pipeline.study.params import StudyParams
 from pipeline.study.sets import study_test_sets
 from pipeline.study.variant import description, with_seeds
 from pipeline.tokens import DIGITS
@@ -170,10 +170,10 @@ def diagnosis_file(seeds, diagnosis_lengths, models_dir, pipeline_lengths, tests
 def test_checkpoint(path, tests, batch_size, device, diagnosis_lengths):
     """Worker: one of the pipeline's checkpoints, tested at every length and diagnosed."""
     set_up_worker(device)
-    model = load_checkpoint(path, device)[0]
+    model = load_model(path, device)[0]
     accuracy = length_accuracy(model, tests, batch_size, device)
     model.cpu()
-    readable = [n for n in diagnosis_lengths if n <= longest_source(model.config)]
+    readable = [n for n in diagnosis_lengths if n <= model.longest_source]
     return accuracy, {str(n): diagnose(model, tests[n]) for n in readable}
 
 
@@ -284,11 +284,11 @@ def run_study(s: StudyParams, seeds, device, batch_size, models_dir, train_path,
         "pipeline_test_overlap_total": int(pipeline_overlap),
     }
     # What the train stage recorded in the checkpoints: their configuration, lengths and steps.
-    pipeline_model, record = load_checkpoint(checkpoint_path(models_dir, seeds[0]))
+    pipeline_model, record = load_model(checkpoint_path(models_dir, seeds[0]))
     pipeline_lengths = record["train_lengths"]
     pipeline_row = {
         "positions": pipeline_model.config.positions,
-        "attention": pipeline_model.config.attention,
+        "attention": "softmax",  # the paper's: the lesson's model takes no other
         "train_lengths": list(pipeline_lengths),
         "steps": record["steps"],
         "seeds": list(seeds),

@@ -18,7 +18,6 @@ import time
 import torch
 from torch import nn
 
-import pipeline.study.schemes  # noqa: F401  the study's options fill the model's registries
 from pipeline.core.batching import batch_indices
 from pipeline.core.loop import train
 from pipeline.core.loss import training_loss
@@ -26,10 +25,9 @@ from pipeline.core.seed_axis import seed_groups
 from pipeline.core.train import save_trained
 from pipeline.infra.pool import run_jobs
 from pipeline.infra.workers import seed_processes, set_up_worker
-from pipeline.model.transformer import Transformer
-from pipeline.params.model import longest_source
 from pipeline.study.counting_sort import counting_sort_model
 from pipeline.study.diagnosis import VARIANT_DIAGNOSIS, diagnose, gate_biases, length_accuracy
+from pipeline.study.model import StudyTransformer
 from pipeline.study.positions import Randomized
 from pipeline.study.sets import training_set
 from pipeline.tokens import IGNORE
@@ -52,7 +50,11 @@ def start_from_soft_counting(config):
     return counting_sort_model(config, const=10.0, readout=5.0, gate=4.0)
 
 
-STARTS = {"random": Transformer, "handset": start_from_counting, "handset_soft": start_from_soft_counting}
+STARTS = {
+    "random": StudyTransformer,
+    "handset": start_from_counting,
+    "handset_soft": start_from_soft_counting,
+}
 
 
 # ------------------------------------------------------------------------------- the count hint
@@ -188,7 +190,7 @@ def tested(model, tests, diagnosis_lengths, batch_size):
     diagnosis = {
         str(n): {k: v for k, v in diagnose(model, tests[n]).items() if k in VARIANT_DIAGNOSIS}
         for n in diagnosis_lengths
-        if n <= longest_source(model.config)
+        if n <= model.longest_source
     }
     result = {
         "accuracy": length_accuracy(model, tests, batch_size),
@@ -204,7 +206,7 @@ def at_plain_positions(model):
     """The same weights reading the paper's sinusoids at 0, 1, 2, ...: what randomized positions
     change by drawing at test time too."""
     with torch.random.fork_rng():  # building a model draws its initial weights
-        plain = Transformer(dataclasses.replace(model.config, positions="sinusoidal"))
+        plain = StudyTransformer(dataclasses.replace(model.config, positions="sinusoidal"))
     plain.load_state_dict(model.state_dict())
     return plain.train(model.training)
 

@@ -17,15 +17,15 @@ import statistics
 
 import torch
 
-import pipeline.study.schemes  # noqa: F401  the study's options fill the model's registries
 from pipeline.core.decoding import accuracy_by_length, greedy_cached, sorted_tests
 from pipeline.infra.errors import DataError
 from pipeline.infra.pool import run_jobs
 from pipeline.infra.workers import set_up_worker
-from pipeline.model.checkpoint import built_for, checkpoint_path, load_checkpoint
-from pipeline.params.model import attention_kinds, longest_source
+from pipeline.model.checkpoint import checkpoint_path
 from pipeline.params.rules import as_dict
 from pipeline.study.bar import at_the_bar, bar_lengths
+from pipeline.study.model import built_for, load_model
+from pipeline.study.options import attention_kinds
 from pipeline.study.readout import handset_readout
 from pipeline.study.signed_handset import signed_handset_fits, signed_handset_model
 from pipeline.study.verdict_rows import HANDSET, READOUT, TRAINED
@@ -47,7 +47,7 @@ def judge_kind(label, models, kind, verdict, batch_size, with_readout):
     hand-set readout's at the table's lengths. Returns (rows {decoder, seed, length, seq_acc}, the
     first failing length or None)."""
     rows, first_failing = [], None
-    readable = min(longest_source(m.config) for m in models.values())  # built for as far as they read
+    readable = min(m.longest_source for m in models.values())  # built for as far as they read
     for n in range(1, verdict.max_length + 1):
         in_table = n in verdict.table_lengths
         if n > readable:  # positions that end here: no length beyond is sorted
@@ -87,7 +87,7 @@ def judge_job(label, kind, config, folder, seeds, verdict, batch_size):
     if folder is None:
         models = {HANDSET: signed_handset_model(config)}
     else:
-        models = {str(s): load_checkpoint(checkpoint_path(folder, s))[0] for s in seeds}
+        models = {str(s): load_model(checkpoint_path(folder, s))[0] for s in seeds}
     models = {s: built_for(m, verdict.max_length) for s, m in models.items()}
     with_readout = folder is not None and reads_signed_count(config)
     with torch.no_grad():

@@ -13,7 +13,7 @@ trained ones, and a model is judged on them as on the rest.
 
 import numpy as np
 
-from pipeline.params.study import VERDICT_KINDS
+from pipeline.study.params import VERDICT_KINDS
 from pipeline.study.sets import every_sequence, long_count_row
 from pipeline.tokens import DIGITS
 

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pipeline.params.load import load_params
+from pipeline.study.load import load_params
 from pipeline.study.search import load_rows, plan_search, run_search, with_seeds
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,12 +9,11 @@ import argparse
 
 import torch
 
-import pipeline.study.schemes  # noqa: F401  a study variant's checkpoint needs the study's options
 from pipeline.core.decoding import greedy
 from pipeline.infra.entry import stage_entry
 from pipeline.infra.errors import PipelineError
-from pipeline.model.checkpoint import built_for, load_checkpoint
-from pipeline.params.model import longest_source, reads_any_length
+from pipeline.study.model import built_for, load_model
+from pipeline.study.options import reads_any_length
 from pipeline.tokens import DIGITS
 
 ASCII_DIGITS = "0123456789"[:DIGITS]
@@ -49,8 +48,8 @@ def main(argv=None):
         from pipeline.params.lesson_load import load_lesson_params
 
         path = f"models/seed_{load_lesson_params().train.seeds[0]}.pt"
-    model, record = load_checkpoint(path)
-    longest = None if reads_any_length(model.config) else longest_source(model.config)
+    model, record = load_model(path)
+    longest = None if reads_any_length(model.config) else model.longest_source
     digits = parse_digits(args.digits, longest)
     model = built_for(model, len(digits))  # a model whose source carries no positions reads any length
     output = greedy(model, torch.tensor([digits]))[0].tolist()

@@ -12,9 +12,9 @@ import dataclasses
 
 import pandas as pd
 
-import pipeline.study.schemes  # noqa: F401  the study's options fill the model's registries
 from pipeline.core.batching import batch_indices
-from pipeline.params.load import load_params
+from pipeline.study.load import load_params
+from pipeline.study.model import StudyTransformer
 from pipeline.study.sets import training_set
 from pipeline.tools.benchmark.step import step_durations
 from pipeline.tools.benchmark.timing import round_robin, spread_ms
@@ -36,7 +36,8 @@ def measure_study_batches(study, quick):
         times = {"mixed": [], "by_length": []}
         for b in round_robin(times, rounds):
             one_length = batch_indices(len(data["source"]), recipe.batch_size, steps, 0, data["lengths"])
-            options = {"orders": [one_length]} if b == "by_length" else {}
+            orders = {"orders": [one_length]} if b == "by_length" else {}
+            options = {"build_model": StudyTransformer, **orders}  # a variant's model, the study's
             times[b] += step_durations(config, recipe, data, options)[warmup:]
         mixed, by_length = spread_ms(times["mixed"]), spread_ms(times["by_length"])
         ratio = mixed["median_ms"] / by_length["median_ms"]

@@ -7,12 +7,12 @@ import textwrap
 
 import numpy as np
 
-from pipeline.params.study import BarParams
 from pipeline.report.inputs import read_json, read_rows
 from pipeline.report.study.lesson_claims import POSITIONLESS_ROW
 from pipeline.report.study.verdict_figure import by_length
 from pipeline.report.style import ENGLISH, cycle_color, fitted, grouped_bar, legend_centred, plt, save
 from pipeline.study.bar import at_the_bar
+from pipeline.study.params import BarParams
 from pipeline.study.verdict_rows import TRAINED
 
 

@@ -5,9 +5,9 @@ tested; and one figure of the rows that go furthest beside the study's signed re
 
 import numpy as np
 
-from pipeline.params.model import counts_written
 from pipeline.report.style import ENGLISH, cycle_color, plt, save
 from pipeline.study.bar import as_trained, reach, recipe_of, search_rank
+from pipeline.study.options import counts_written
 
 SHOWN = 4  # rows the figure draws beside the line every row is read against
 

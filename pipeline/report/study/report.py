@@ -10,7 +10,6 @@ from pipeline.infra import files
 from pipeline.infra.outputs import read_table, stage_outputs
 from pipeline.infra.pool import run_jobs
 from pipeline.params.sections import DataParams, TrainParams
-from pipeline.params.study import StudyParams
 from pipeline.report.claims import claims_csv, counts
 from pipeline.report.inputs import read_json
 from pipeline.report.pages import render
@@ -20,6 +19,7 @@ from pipeline.report.study.lesson_claims import judged_claims
 from pipeline.report.study.readout_search import plot_readout_search, readout_search
 from pipeline.report.style import Words
 from pipeline.study.bar import confirmation
+from pipeline.study.params import StudyParams
 
 TEMPLATES = Path(__file__).with_name("templates")
 PAGES = {"README.md": "en", "README.es.md": "es", "APPENDIX.md": "en", "APPENDIX.es.md": "es"}

@@ -1,6 +1,6 @@
-"""The length study's sections of params.yaml (study.*), what each of its variants trains with (the
-study's model, recipe and data with the variant's positions, attention and own values laid over
-them), and the rules those values must keep."""
+"""The length study's parameters (study/params.yaml, the section `study`), what each of its variants
+trains with (the study's model, recipe and data with the variant's positions, attention and own
+values laid over them), and the rules those values must keep. Torch-free, as the lesson's are."""
 
 import dataclasses
 import functools
@@ -9,16 +9,7 @@ from typing import Annotated
 import pydantic
 
 from pipeline.infra.errors import ConfigError
-from pipeline.params.model import (
-    ATTENTION,
-    KINDS,
-    POSITIONS,
-    ModelConfig,
-    attention_kinds,
-    check_config,
-    check_heads,
-    longest_source,
-)
+from pipeline.params.model import check_heads
 from pipeline.params.rules import (
     NATURAL,
     POSITIVE_INT,
@@ -34,15 +25,24 @@ from pipeline.params.rules import (
     section,
 )
 from pipeline.params.sections import LENGTHS, SEEDS, RecipeParams
+from pipeline.study.options import (
+    ATTENTION,
+    KINDS,
+    POSITIONS,
+    StudyModelConfig,
+    attention_kinds,
+    check_config,
+    longest_source,
+)
 from pipeline.tokens import DIGITS
 
 VARIANT_OWN = ("positions", "attention")  # what each study variant names for itself
 
-# Every study variant's model but its positions and attention, which each variant names: the model's
-# own fields with the model's own rules (pipeline/params/model.py), so the two cannot drift apart.
+# Every study variant's model but its positions and attention, which each variant names: the variant
+# model's own fields with its own rules (pipeline/study/options.py), so the two cannot drift apart.
 StudyModelParams = dataclasses.make_dataclass(
     "StudyModelParams",
-    [(f.name, f.type) for f in dataclasses.fields(ModelConfig) if f.name not in VARIANT_OWN],
+    [(f.name, f.type) for f in dataclasses.fields(StudyModelConfig) if f.name not in VARIANT_OWN],
     frozen=True,
 )
 StudyModelParams.__module__ = __name__  # picklable: parameters travel to the seeds' worker processes
@@ -178,7 +178,7 @@ class StudyParams:
 def variant_recipe(variant: Variant, model: StudyModelParams, train: StudyTrainParams, data: StudyDataParams):
     """What a variant trains with: (its model's config, its recipe, how its rows are drawn): the
     study's own model, recipe and data with the variant's positions, attention and own values."""
-    config = ModelConfig(
+    config = StudyModelConfig(
         **{**as_dict(model), **variant.model, "positions": variant.positions, "attention": variant.attention}
     )
     return config, dataclasses.replace(train, **variant.train), dataclasses.replace(data, **variant.data)
@@ -217,13 +217,13 @@ def check_signed_count(key, config):
     reads the tokens written through the encoder as it reads the input: the same rows only where the
     encoder sees each token alone."""
     encoder, decoder, cross = attention_kinds(config.attention)
-    misplaced = [n for n in (encoder, decoder) if ATTENTION.facts[n].counts_written]
+    misplaced = [n for n in (encoder, decoder) if ATTENTION[n].counts_written]
     if misplaced:
         raise ConfigError(
             f"{key}.attention = {config.attention}: '{misplaced[0]}' is a cross-attention that also reads "
             f"the decoder's input; name it third (none/none/{misplaced[0]})"
         )
-    if ATTENTION.facts[cross].counts_written and (encoder != "none" or config.positions != "bos"):
+    if ATTENTION[cross].counts_written and (encoder != "none" or config.positions != "bos"):
         raise ConfigError(
             f"{key}.attention = {config.attention} with positions {config.positions}: the signed count "
             "reads the tokens written through the encoder as it reads the input, which is the same "

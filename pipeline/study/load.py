@@ -7,9 +7,9 @@ before any stage writes anything. The lesson's stages read params.yaml alone
 from pathlib import Path
 
 from pipeline.infra.errors import ConfigError
-from pipeline.params.lesson_load import LessonParams, check_lesson
+from pipeline.params.lesson_load import LessonParams, check_lesson, refuse_the_studys_keys
 from pipeline.params.rules import parse, read_params_file, section
-from pipeline.params.study import StudyParams, check_study
+from pipeline.study.params import StudyParams, check_study
 
 STUDY_PARAMS = "study/params.yaml"  # the study's own file, beside its dvc.yaml
 
@@ -29,6 +29,7 @@ def check_across(p: Params):
 
 def parse_params(raw) -> Params:
     """Validate a params mapping (the lesson's sections and `study`) into Params, or raise ConfigError."""
+    refuse_the_studys_keys({k: v for k, v in raw.items() if k != "study"} if isinstance(raw, dict) else raw)
     params = parse(Params, raw)
     check_across(params)
     return params
