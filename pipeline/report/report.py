@@ -88,10 +88,9 @@ def environment(numerics, device):
     }
 
 
-def lesson_values(prefix, suffix, entries=None):
-    """{number: the lesson's value} of the claims `<prefix><number><suffix>` (claims.yaml, or `entries`)."""
-    entries = load_claims() if entries is None else entries
-    found = [e for e in entries if e["id"].startswith(prefix) and e["id"].endswith(suffix)]
+def lesson_values(prefix, suffix):
+    """{number: the lesson's value} of the claims `<prefix><number><suffix>` (claims.yaml)."""
+    found = [e for e in load_claims() if e["id"].startswith(prefix) and e["id"].endswith(suffix)]
     return {int(e["id"][len(prefix) : len(e["id"]) - len(suffix)]): float(e["expected"]) for e in found}
 
 
