@@ -9,7 +9,15 @@ from conftest import PARAMS_YAML, laid_over
 
 from pipeline.infra.errors import ConfigError
 from pipeline.study import search
-from pipeline.study.bar import best_confirmed, chosen_variant, held_out, recipe_of, search_rank
+from pipeline.study.bar import (
+    as_trained,
+    best_confirmed,
+    chosen_variant,
+    held_out,
+    recipe_of,
+    search_rank,
+    without_steps,
+)
 from pipeline.study.load import load_params, parse_params
 from pipeline.study.search import load_rows, row_study, run_search, with_seeds
 from pipeline.study.sets import study_test_sets
@@ -117,13 +125,15 @@ def test_a_variants_checkpoints_are_outputs_and_sort_digits(tmp_path, capsys):
 
 
 def test_the_default_study_trains_the_searchs_best_confirmed_row():
-    """The committed choice: the study variant whose recipe is the best row on the confirmation seeds."""
+    """The committed choice: the study variant whose recipe is the best row on the confirmation seeds,
+    but for its steps, which the study may cut where the loss curve is flat."""
     params = load_params(ROOT / "params.yaml")
     rows = json.loads((ROOT / "metrics/search.json").read_text())["rows"]
     s = params.study
     row, variant = chosen_variant(s, rows)
     assert row is not None, "no row of metrics/search.json is trained on study.search_seeds.confirm"
     assert variant is not None, f"no variant of study.variants trains {row['name']}'s recipe"
+    assert without_steps(recipe_of(s, variant)) == without_steps(as_trained(row["recipe"]))
     assert len(s.recipes[variant][1].seeds) >= s.bar.min_seeds
 
 

@@ -2,11 +2,15 @@
 fault a cluster meets survived with nothing lost, on a cluster of a head and two worker nodes started
 on this machine (ray.cluster_utils.Cluster). Ray starts once, for one test whose scenarios are
 subtests: a worker node killed mid-row, the driver stopped mid-search, a row that diverges, and an
-address where no cluster answers."""
+address where no cluster answers. Last, that cluster gone, the README's own cluster commands: a head
+and a worker started with the `ray` command line, the token handed over as the README says, a row
+run through `--address`, and a wrong token refused in one line."""
 
 import json
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -89,9 +93,10 @@ def stage_env():
     return {**os.environ, "PYTHONPATH": str(ROOT), "RAY_ADDRESS": ""}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def cluster():
-    """A head that runs nothing and two worker nodes of one CPU each, dead nodes noticed in seconds."""
+    """A head that runs nothing and two worker nodes of one CPU each, dead nodes noticed in seconds;
+    the test shuts it down before it starts the README's cluster (shutting down twice is harmless)."""
     health = {"health_check_period_ms": 500, "health_check_failure_threshold": 4}
     nodes = ray_cluster.Cluster(
         initialize_head=True, head_node_args={"num_cpus": 0, "_system_config": health}
@@ -196,3 +201,123 @@ def test_the_search_on_ray_keeps_its_bytes_and_survives_a_clusters_faults(cluste
             "leave out --address (and RAY_ADDRESS) to run on a Ray of this machine"
         ]
         assert not (tmp_path / "search.json").exists()
+
+    cluster.shutdown()  # one Ray cluster at a time on this machine: the README's starts next
+    with subtests.test("the README's cluster commands: a head, a worker, the token, a row through --address"):
+        readme_cluster(tmp_path, undisturbed)
+
+
+# ----------------------------------------------------------------------- the README's cluster
+
+BLOCK = re.compile(r"^ *```bash\n(.*?)^ *```", re.S | re.M)
+
+
+def readme_cluster_commands():
+    """The README's cluster block, each line's command without its comment, in order."""
+    text = (ROOT / "README.md").read_text()
+    block = next(b.group(1) for b in BLOCK.finditer(text) if "ray start --head" in b.group(1))
+    return [line.partition("#")[0].strip() for line in block.splitlines() if line.strip()]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def shown(commands, start, holding=""):
+    """The README's one command that starts with `start` (and holds `holding`)."""
+    (found,) = [c for c in commands if c.startswith(start) and holding in c]
+    return found
+
+
+def readme_cluster(tmp_path, undisturbed):
+    """The README's commands as a user copies them, on this machine: HEAD_IP the loopback, a free port
+    for 6379, TOKEN what `ray get-auth-token --generate` printed. Each `ray start` also takes --block,
+    so that the test stops the nodes it started and no other Ray on the machine (`ray stop` would
+    stop every one), and the head no CPU, so that the row can only run on the worker that joined."""
+    commands = readme_cluster_commands()
+    port = free_port()
+    address = f"127.0.0.1:{port}"
+    home = tmp_path / "home"  # where the token is kept: not the user's ~/.ray
+    home.mkdir()
+    base = {**stage_env(), "HOME": str(home)}
+    for name in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
+        base.pop(name, None)
+    ray_bin = str(Path(sys.executable).parent / "ray")
+
+    def ray_command(command, *extra):
+        words = command.replace("6379", str(port)).replace("HEAD_IP", "127.0.0.1").split()
+        return [ray_bin, *words[1:], *extra]
+
+    made = subprocess.run(
+        ray_command(shown(commands, "ray get-auth-token")),
+        env=base,
+        text=True,
+        capture_output=True,
+        timeout=60,
+    )
+    assert made.returncode == 0, made.stderr
+    token = made.stdout.strip().splitlines()[-1]
+    assert re.fullmatch(r"[0-9a-f]{32,}", token), made.stdout
+    exported = dict(word.split("=", 1) for word in shown(commands, "export ").split()[1:])
+    joined = {**base, **{k: v.replace("TOKEN", token) for k, v in exported.items()}}
+    nodes = []
+    try:
+        for command, cpus in (
+            (shown(commands, "ray start --head"), 0),
+            (shown(commands, "ray start --address"), 1),
+        ):
+            nodes.append(
+                subprocess.Popen(
+                    ray_command(command, "--node-ip-address=127.0.0.1", f"--num-cpus={cpus}", "--block"),
+                    env=joined,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )  # fmt: skip
+            )
+            wait_for_port(port, nodes[0])
+        search = (
+            shown(commands, "python -m pipeline.stages.search", "--address")
+            .replace("HEAD_IP:6379", address)
+            .split()
+        )
+        search = [sys.executable, *search[1:]]
+        search[search.index("--rows") + 1], search[search.index("--out") + 1] = "rows.yaml", "cli.json"
+        ran = subprocess.run(search, cwd=tmp_path, env=joined, text=True, capture_output=True, timeout=300)
+        assert ran.returncode == 0, ran.stderr
+        assert (tmp_path / "cli.json").read_bytes() == undisturbed.read_bytes()
+        refused_line = (
+            f"error: the Ray cluster at {address} refused this process's token: set RAY_AUTH_MODE=token "
+            "and RAY_AUTH_TOKEN to the head's token (`ray get-auth-token` on the head prints it), on "
+            "this machine and on every machine that joins"
+        )
+        elsewhere = {**joined, "HOME": str(tmp_path)}  # a machine without the head's token file
+        for wrong in (
+            {**elsewhere, "RAY_AUTH_TOKEN": "0" * 64},
+            {k: v for k, v in elsewhere.items() if "AUTH" not in k},
+        ):
+            refused = subprocess.run(
+                [*search[:-2], "--out", "refused.json", "--address", address], cwd=tmp_path, env=wrong,
+                text=True, capture_output=True, timeout=120,
+            )  # fmt: skip
+            assert refused.returncode == 2, refused.stderr
+            assert refused.stderr.strip().splitlines() == [refused_line]
+            assert not (tmp_path / "refused.json").exists()
+    finally:
+        for node in reversed(nodes):
+            node.terminate()
+            node.wait(timeout=60)
+
+
+def wait_for_port(port, head, seconds=60):
+    """Until the head's port answers (its GCS is up)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert head.poll() is None, "the head stopped"
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.3)
+    raise AssertionError(f"the head's port {port} did not answer in {seconds} s")

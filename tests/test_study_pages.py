@@ -77,7 +77,13 @@ def test_the_handout_points_to_the_study_page_and_says_nothing_else_of_it(page):
 
 def test_the_pages_read_the_study_and_the_lessons_results_only():
     m = read_study_metrics(ROOT / "metrics")
-    assert set(m["tables"]) == {"study/per_seed", "study/bar", "verdict/per_seed", "data/by_length"}
+    assert set(m["tables"]) == {
+        "study/per_seed",
+        "study/bar",
+        "verdict/per_seed",
+        "verdict/certificates",
+        "data/by_length",
+    }
 
 
 def test_a_ladder_rung_is_at_the_bar_only_with_every_seed_and_enough_of_them():

@@ -10,8 +10,10 @@ keeps its own rows, results file and resume, and asks of Ray only where each job
 """
 
 import contextlib
+import os
 import signal
 import socket
+import sys
 from collections import Counter
 
 import ray
@@ -23,19 +25,52 @@ REACH_SECONDS = 5.0  # how long a cluster's address may take to answer
 
 
 def check_reachable(address):
-    """One clear error unless a Ray head answers at `address` (host:port, or ray://host:port)."""
+    """One clear error unless a Ray head answers at `address` (host:port, or ray://host:port) and
+    accepts this process: nothing answering and a head that refuses the token are told apart."""
     if address == "auto":
         return  # this machine's own cluster, found by Ray itself
     host, _, port = address.removeprefix("ray://").rpartition(":")
     try:
         with socket.create_connection((host, int(port)), timeout=REACH_SECONDS):
-            return
+            pass
     except (OSError, ValueError):
-        pass
-    raise ConfigError(
-        f"no Ray cluster answers at {address}: start one with `ray start --head` there, or leave out "
-        "--address (and RAY_ADDRESS) to run on a Ray of this machine"
-    )
+        raise ConfigError(
+            f"no Ray cluster answers at {address}: start one with `ray start --head` there, or leave out "
+            "--address (and RAY_ADDRESS) to run on a Ray of this machine"
+        ) from None
+    if not address.startswith("ray://"):
+        check_token(address)
+
+
+def check_token(address):
+    """A head that answers but refuses this process's token (Ray's token authentication, on by default
+    for a head that `ray start` starts since Ray 2.59) as one line saying what every machine needs.
+    ray.init would retry for a while and then report only that it failed to connect; the GCS
+    client, which ray.init also opens, says at once why."""
+    try:
+        with native_stderr_silenced():  # the GCS client's own log line of the refusal: ours says it
+            ray._raylet.GcsClient(address=address)
+    except ray.exceptions.AuthenticationError:
+        raise ConfigError(
+            f"the Ray cluster at {address} refused this process's token: set RAY_AUTH_MODE=token and "
+            "RAY_AUTH_TOKEN to the head's token (`ray get-auth-token` on the head prints it), on this "
+            "machine and on every machine that joins"
+        ) from None
+
+
+@contextlib.contextmanager
+def native_stderr_silenced():
+    """File descriptor 2 to /dev/null for the block: what Ray's C++ core logs there, Python's
+    sys.stderr untouched."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 @contextlib.contextmanager

@@ -28,7 +28,7 @@ def main():
     try:
         variant = params.study.variants[name]
     except KeyError:
-        raise ConfigError(f"variant {name} is not in study.variants of params.yaml") from None
+        raise ConfigError(f"variant {name} is not in study.variants of study/params.yaml") from None
     config, recipe, data = variant_recipe(variant, params.study.model, params.study.train, params.study.data)
     tests, _ = study_test_sets(
         params.study.train,

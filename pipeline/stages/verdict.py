@@ -14,7 +14,7 @@ from pipeline.infra.entry import record_run, stage_entry, stage_paths
 from pipeline.infra.outputs import write_outputs
 from pipeline.study.load import load_params
 from pipeline.study.verdict import run_verdict
-from pipeline.study.verdict_rows import COLUMNS
+from pipeline.study.verdict_rows import CERTIFICATE_COLUMNS, COLUMNS, CONTROL_COLUMNS
 
 
 @stage_entry
@@ -22,15 +22,38 @@ def main():
     args = stage_paths(__doc__, "variants", "metrics")
     start = time.perf_counter()
     params = load_params()
-    record, rows = run_verdict(params.study, args.variants, params.evaluate.batch_size)
-    write_outputs(args.metrics, record, {"per_seed.csv": (rows, COLUMNS)})
+    record, rows, controls, certificates = run_verdict(
+        params.study, args.variants, params.evaluate.batch_size
+    )
+    write_outputs(
+        args.metrics,
+        record,
+        {
+            "per_seed.csv": (rows, COLUMNS),
+            "controls.csv": (controls, CONTROL_COLUMNS),
+            "certificates.csv": (certificates, CERTIFICATE_COLUMNS),
+        },
+    )
     for name, row in record["variants"].items():
         reach = f"sorts every length 1-{row['reach']} of every kind" if row["reach"] else "sorts no length"
+        if row["reach_from"] == "lengths_sampled":
+            reach = "sampled at some lengths" + (
+                "" if row["fails_first_on"] else ": sorts every kind at each"
+            )
+        elif row["reach_from"] == "certificate":
+            reach += " (certified; sampled at the longest)"
         first = f"; first fails on {', '.join(row['fails_first_on'])}" if row["fails_first_on"] else ""
         verdict = (
             "meets the bar" if row["meets_bar"] else ("misses the bar" if row["judged"] else "not judged")
         )
         print(f"verdict {name} ({len(row['seeds']) or 'no'} seeds): {reach}{first}: {verdict}")
+    for name, by_weights in record["certificates"].items():
+        for weights, row in by_weights.items():
+            print(
+                f"verdict {name} {weights}: {row['certified']} of {row['seeds']} certified for every "
+                f"length (smallest margin {row['smallest_margin']:.2f}, long inputs within "
+                f"{row['largest_distance']:.1e})"
+            )
     record_run("verdict", time.perf_counter() - start)
 
 

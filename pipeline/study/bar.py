@@ -46,9 +46,10 @@ def row_reach(row, bar):
 
 
 def standing(row):
-    """The key to rank by, from a variant's row of the study's bar table: the lengths it sorts at the
-    bar, then its worst accuracy on the bar's lengths."""
-    return row["bar_up_to_length"], row["bar_min_seq_acc"]
+    """The key to rank by, from a variant's row of the study's bar table: whether it meets the bar (a
+    variant on fewer seeds than the bar asks for does not, however well they sort), the lengths it
+    sorts at the bar, then its worst accuracy on the bar's lengths."""
+    return bool(row["meets_bar"]), row["bar_up_to_length"], row["bar_min_seq_acc"]
 
 
 def best_variant(by_variant, variants):
@@ -141,18 +142,31 @@ def as_trained(recipe):
     return {**recipe, "test": test}
 
 
+def without_steps(recipe):
+    return {**recipe, "train": {k: v for k, v in recipe["train"].items() if k != "steps"}}
+
+
 def chosen_variant(study: StudyParams, rows):
-    """(the best confirmed row, the name of the study variant that trains its recipe or None)."""
+    """(the best confirmed row, the name of the study variant that trains its recipe or None): the
+    same recipe, or the same but for its steps, which the study may cut where its loss curve is flat
+    (confirmation says so)."""
     best = best_confirmed(rows, study.search_seeds.confirm)
     if best is None:
         return None, None
-    same = [v for v in study.variants if recipe_of(study, v) == as_trained(best["recipe"])]
-    return best, (same[0] if same else None)
+    wanted = as_trained(best["recipe"])
+    same = [v for v in study.variants if recipe_of(study, v) == wanted]
+    steps_apart = [v for v in study.variants if without_steps(recipe_of(study, v)) == without_steps(wanted)]
+    return best, next(iter(same + steps_apart), None)
 
 
 def confirmation(study: StudyParams, rows):
     """What the report says of the choice: the best confirmed row, the study variant that trains it
-    (None where none does), the confirmation seeds, the study's seeds and whether they are held out."""
+    (None where none does) with its steps and the row's, the confirmation seeds, the study's seeds
+    and whether they are held out."""
     row, variant = chosen_variant(study, rows)
     seeds = {"seeds": list(study.search_seeds.confirm), "held": sorted(study_seeds(study))}
-    return {"row": row, "variant": variant, **seeds, "held_out": held_out(study)}
+    steps = {
+        "steps": study.recipes[variant][1].steps if variant else None,
+        "row_steps": row["recipe"]["train"]["steps"] if row else None,
+    }
+    return {"row": row, "variant": variant, **seeds, **steps, "held_out": held_out(study)}

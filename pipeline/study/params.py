@@ -185,7 +185,7 @@ def variant_recipe(variant: Variant, model: StudyModelParams, train: StudyTrainP
 
 
 def with_variant(study: StudyParams, name, entry):
-    """The study with `entry` (a variant as params.yaml writes it) as its one variant, `name`, and the
+    """The study with `entry` (a variant as study/params.yaml writes it) as its one variant, `name`, and the
     one variant its verdict would judge, checked by the study's rules: how the search trains each of
     its rows (ranked on the search's sequences, never the verdict's)."""
     variants = parse(VARIANTS, {name: entry}, "study.variants")

@@ -15,6 +15,7 @@ import math
 
 import torch
 
+from pipeline.core.decoding import shifted_targets
 from pipeline.tokens import BOS, DIGITS
 
 
@@ -24,8 +25,10 @@ class CountReading:
 
     def __init__(self, model):
         cross = self.cross = model.decoder[0].cross
-        # each digit a row of its own (one token fits any max_len): the encoder's rows (1, 10, d_model)
-        digits = model.rows_fed(torch.arange(DIGITS)[:, None])[:, 0][None]
+        # each digit a row of its own (one token fits any max_len): the encoder's rows (1, 10, d_model);
+        # the owed count hands its layers the rows with their tokens
+        fed = model.rows_fed(torch.arange(DIGITS)[:, None])
+        digits = getattr(fed, "rows", fed)[:, 0][None]
         keys, values = cross.project_kv(digits)  # (1, h, 10, d_k)
         self.keys = keys[0]  # (h, 10, d_k)
         heads, d_k = cross.heads, cross.d_k
@@ -37,14 +40,15 @@ class CountReading:
         ]
 
     def owed(self):
-        """H (B, 10), float64, from the last step's query and output."""
+        """H (B, T, 10), float64, from the last call's queries and outputs: every position of a
+        teacher-forced pass, the one new position of a decoding step."""
         cross = self.cross
-        q = cross.split_heads(self.query)[:, :, 0]  # (B, h, d_k)
-        scores = torch.einsum("bhk,hqk->bhq", q, self.keys) / math.sqrt(cross.d_k)
-        gates = cross.weights(scores[:, :, None], None)[:, :, 0]  # (B, h, 10)
-        u = torch.einsum("bhq,hqm->bmq", gates, self.directions).double()  # (B, d_model, 10)
-        o = (self.output[:, 0] - cross.wo.bias).double()[:, :, None]  # (B, d_model, 1)
-        return torch.linalg.lstsq(u, o).solution[:, :, 0]
+        q = cross.split_heads(self.query)  # (B, h, T, d_k)
+        scores = torch.einsum("bhtk,hqk->bhtq", q, self.keys) / math.sqrt(cross.d_k)
+        gates = cross.weights(scores, None)  # (B, h, T, 10)
+        u = torch.einsum("bhtq,hqm->btmq", gates, self.directions).double()  # (B, T, d_model, 10)
+        o = (self.output - cross.wo.bias).double()[..., None]  # (B, T, d_model, 1)
+        return torch.linalg.lstsq(u, o).solution[..., 0]
 
     def remove(self):
         for hook in self.hooks:
@@ -69,8 +73,21 @@ def handset_readout(model, src):
         out = []
         for _ in range(src.shape[1]):
             model.decode_step(token, cache)
-            token = smallest_owed(reading.owed())
+            token = smallest_owed(reading.owed()[:, -1])
             out.append(token)
         return torch.stack(out, dim=1)
+    finally:
+        reading.remove()
+
+
+@torch.no_grad()
+def handset_readout_forced(model, src):
+    """The hand-set readout's choice at every position (B, T) when the decoder reads the correct
+    answer so far: it equals the sorted source on a row exactly where handset_readout's decoding
+    does (each choice reads only the tokens before it), in one pass instead of one per token."""
+    reading = CountReading(model)
+    try:
+        model(src, shifted_targets(src))
+        return smallest_owed(reading.owed())
     finally:
         reading.remove()

@@ -25,15 +25,19 @@ from pipeline.study.model import StudyTransformer
 from pipeline.study.options import attention_kinds
 from pipeline.study.params import HANDSET_SHAPE
 
+# the counts the construction sets: the signed count, and the same read per digit through the clamp
+# (a one-hot value of 1 a copy passes [-1, 1] unchanged where a copy is owed)
+SIGNED_HANDSET_ATTENTION = (("none", "none", "signed"), ("none", "none", "signed_owed"))
+
 
 def signed_handset_fits(config):
     """Whether the construction fits `config`: the lesson's width, post-norm, positions bos, and
-    attention none/none/signed."""
+    attention none/none/signed or none/none/signed_owed."""
     shape = {k: getattr(config, k) for k in HANDSET_SHAPE}
     return (
         shape == HANDSET_SHAPE
         and config.d_ff >= 20
-        and attention_kinds(config.attention) == ("none", "none", "signed")
+        and attention_kinds(config.attention) in SIGNED_HANDSET_ATTENTION
     )
 
 
@@ -42,8 +46,8 @@ def check_signed_handset_fits(config):
         shape = {k: getattr(config, k) for k in HANDSET_SHAPE}
         raise ConfigError(
             "the hand-set signed count needs d_model 32, 4 heads, d_ff >= 20, post-norm, positions bos "
-            f"and attention none/none/signed; this model has {shape}, d_ff {config.d_ff}, "
-            f"attention {config.attention}"
+            "and attention none/none/signed or none/none/signed_owed; this model has "
+            f"{shape}, d_ff {config.d_ff}, attention {config.attention}"
         )
 
 

@@ -25,6 +25,7 @@ from pipeline.infra.pool import run_jobs
 from pipeline.infra.workers import resolve_device, set_up_worker
 from pipeline.model.checkpoint import checkpoint_path
 from pipeline.study.bar import bar_lengths, bar_standing, best_variant, held_out
+from pipeline.study.certificate import has_finite_state
 from pipeline.study.count_margin import measure, measured_checkpoint, measured_lengths
 from pipeline.study.count_margin import summary as count_summary
 from pipeline.study.counting_sort import counting_sort_model
@@ -145,6 +146,8 @@ def study_meta(s: StudyParams, pipeline_row, records, variants_dir, test_sets, m
             "held_out": held_out(s),  # no search row trained the study's seeds
             "met_by": met,
         },
+        # the count margins are not read where nothing can drift with the length at a fixed count
+        "margins_finite_state": [v for v in records if v in s.variants and has_finite_state(s.recipes[v][0])],
     }
 
 
@@ -237,11 +240,11 @@ MARGIN_COLUMNS = ["variant", "seed", "count", "length", "owed", "margin", "wrong
 DIVISOR_COLUMNS = ["variant", "seed", "length", "layer", "divisor"]
 
 
-def count_margins(records, variants_dir, workers, lengths):
-    """Every trained variant's checkpoints and the hand-set model measured at a fixed count at each
-    of `lengths` (pipeline.study.count_margin): (margin rows, divisor rows), each with its variant
-    and seed."""
-    runs = [(v, seed) for v, rec in records.items() for seed in rec["seeds"]]
+def count_margins(records, variants_dir, workers, lengths, drifting):
+    """The checkpoints of every trained variant named in `drifting` and the hand-set model measured
+    at a fixed count at each of `lengths` (pipeline.study.count_margin): (margin rows, divisor rows),
+    each with its variant and seed."""
+    runs = [(v, seed) for v, rec in records.items() if v in drifting for seed in rec["seeds"]]
     jobs = [(checkpoint_path(Path(variants_dir) / v, seed), lengths) for v, seed in runs]
     start = time.perf_counter()
     measured = run_jobs(measured_checkpoint, jobs, workers)
@@ -274,7 +277,10 @@ def run_study(s: StudyParams, seeds, device, batch_size, models_dir, train_path,
     for v, rec in records.items():
         rows += with_variant(v, rec["accuracy"])
     margin_lengths = measured_lengths(max(s.data.train_lengths), s.max_length)
-    margin_rows, divisor_rows = count_margins(records, variants_dir, workers, margin_lengths)
+    # a variant whose step is a function of the token fed and the digits owed has nothing that could
+    # drift with the length at a fixed count (pipeline/study/certificate.py): its margins are not read
+    drifting = [v for v in records if not has_finite_state(s.recipes[v][0])]
+    margin_rows, divisor_rows = count_margins(records, variants_dir, workers, margin_lengths, drifting)
     handset_accuracy, records["handset"] = handset_run(tests, batch_size, s.diagnosis_lengths)
     rows += with_variant("handset", with_seeds({0: handset_accuracy}))
     variants = ["pipeline", *s.variants, "handset"]
@@ -311,8 +317,27 @@ def run_study(s: StudyParams, seeds, device, batch_size, models_dir, train_path,
         "diagnosis_by_seed.csv": diagnosis_table(diagnosed, records),
         "count_margin.csv": (margin_rows, MARGIN_COLUMNS),
         "layernorm_divisors.csv": (divisor_rows, DIVISOR_COLUMNS),
+        "loss_curves.csv": (loss_curve_rows(records), LOSS_COLUMNS),
     }
     return standings, tables, outputs
+
+
+LOSS_COLUMNS = ["variant", "seed", "step", "loss"]
+
+
+def loss_curve_rows(records):
+    """Every trained variant's loss curve as its stage recorded it (each point the mean over the
+    steps up to `step`): how many steps each recipe needs, where its training time goes."""
+    rows = []
+    for v, rec in records.items():
+        curves = dict(rec.get("loss_curve", {}))
+        every = curves.pop("every", None)
+        for seed, curve in curves.items():
+            rows += [
+                {"variant": v, "seed": int(seed), "step": every * (i + 1), "loss": loss}
+                for i, loss in enumerate(curve)
+            ]
+    return rows
 
 
 def diagnosis_table(diagnosed, records):

@@ -33,6 +33,7 @@ from pipeline.study.sets import training_set
 from pipeline.tokens import IGNORE
 
 PROGRESS_EVERY = 300  # steps between a variant's progress lines
+CURVE_EVERY = 100  # steps a point of a variant's loss curve averages: how many steps its recipe needs
 
 
 def start_from_counting(config):
@@ -176,12 +177,23 @@ def train_and_test(
                 variant=variant,
                 **({"long_counts": data_params.long_counts} if data_params.long_counts else {}),
             )
-        result = {"seconds": seconds, "loss_last100_mean": statistics.fmean(seed_losses[-100:])}
+        result = {
+            "seconds": seconds,
+            "loss_last100_mean": statistics.fmean(seed_losses[-100:]),
+            "loss_curve": loss_curve(seed_losses),
+        }
         result |= tested(model, tests, diagnosis_lengths, batch_size)
         if kinds is not None:
             result["kinds"] = {kind: length_accuracy(model, sets, batch_size) for kind, sets in kinds.items()}
         results.append(result)
     return results
+
+
+def loss_curve(losses):
+    """The training loss, each point the mean over CURVE_EVERY steps (the last over those left)."""
+    return [
+        round(statistics.fmean(losses[i : i + CURVE_EVERY]), 6) for i in range(0, len(losses), CURVE_EVERY)
+    ]
 
 
 def tested(model, tests, diagnosis_lengths, batch_size):
@@ -246,6 +258,7 @@ def run_variant(
         "variant": variant,
         **description(config, recipe, data),
         "loss_last100_mean": {str(s): r["loss_last100_mean"] for s, r in results.items()},
+        "loss_curve": {"every": CURVE_EVERY, **{str(s): r["loss_curve"] for s, r in results.items()}},
         "accuracy": with_seeds({s: r["accuracy"] for s, r in results.items()}),
         "diagnosis": {str(s): r["diagnosis"] for s, r in results.items()},
         "gate_biases": {str(s): r["gate_biases"] for s, r in results.items()},

@@ -40,7 +40,7 @@ def long_counts(rng, size, n):
 
 
 DRAW = {"uniform": uniform, "repeats": repeats, "long_counts": long_counts}
-assert tuple(DRAW) == VERDICT_KINDS, "every kind params.yaml accepts is drawn here"
+assert tuple(DRAW) == VERDICT_KINDS, "every kind study/params.yaml accepts is drawn here"
 
 
 def verdict_set(kind, n, size, seed):

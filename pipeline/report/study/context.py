@@ -114,6 +114,8 @@ def count_margin_context(summary):
             "owed_1_falls": falls,
             **lowest_owed_1(found["margins"]),
             "owed_0_rises": any(m[last_length(m)] > 0.75 * m[first_length(m)] for m in owed_0),
+            # shrinks: with a copy owed, lower at the longest length than at the shortest at every count
+            "owed_1_shrinks": bool(owed_1) and all(m[last_length(m)] < m[first_length(m)] for m in owed_1),
             "grown": grown is not None and grown_ratio > GROWN,
             "wrong_max": max(max(w.values()) for w in wrong),
             "wrong_longest": max(w[last_length(w)] for w in wrong),
@@ -257,7 +259,9 @@ def study_pages_context(params, m, claims, habit_claims):
         "clock": clock(m["diagnosis"]["lengths"], trained),
         "study": study_context(tables, m["study_meta"], m["diagnosis"], params.study),
         "margin": count_margin_context(m["count_margin"]),
+        "margins_finite_state": m["study_meta"].get("margins_finite_state", []),
         "verdict": verdict_context(m["verdict"], tables["verdict/per_seed"]),
+        "certificate_rows": tables["verdict/certificates"].to_dict("records"),
         "search": search_context(m["search"], search_rows),
         "readout": readout_search(search_rows, params.study),
         "confirmation": confirmation(params.study, search_rows),

@@ -364,7 +364,6 @@ def plot_ladder(per_seed_path, meta, rows, bar, path, w=ENGLISH, verdict_path=No
         ax.set_title(textwrap.fill(title, RUNG_TITLE_WIDTH), loc="left", fontsize=8.5)
         ax.set(ylim=(-5, 105), yticks=(0, 50, 100), xlim=(0.3, max(lengths) + 0.7))
     axes[-1, 0].set_xlabel(w("input_length"))
-    fig.supxlabel(" ")  # room for the legend under the last axis
     fig.supylabel(w("sorted_exactly"), fontsize=9)
     handles = [
         plt.Line2D([], [], marker="o", color="cb:blue", ls="none", ms=4, label=w("ladder.seed")),
@@ -372,9 +371,9 @@ def plot_ladder(per_seed_path, meta, rows, bar, path, w=ENGLISH, verdict_path=No
         plt.Line2D([], [], color="cb:red", ls="--", lw=0.9, label=w("ladder.bar", bar=100 * bar["accuracy"])),
         plt.Rectangle((0, 0), 1, 1, color="0.88", label=w("ladder.trained")),
     ]
-    axes[-1, 0].legend(handles=handles, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.55), ncol=4)
+    fig.legend(handles=handles, fontsize=8, loc="lower center", ncol=4)
     fig.suptitle(w("ladder.title"), fontsize=11)
-    fig.tight_layout(h_pad=0.4)
+    fig.tight_layout(h_pad=0.4, rect=(0, 0.5 / fig.get_figheight(), 1, 1))  # the legend's half inch below
     save(fig, path, w.lang)
 
 

@@ -13,7 +13,7 @@ from pipeline.params.sections import DataParams, TrainParams
 from pipeline.report.claims import claims_csv, counts
 from pipeline.report.inputs import read_json
 from pipeline.report.pages import render
-from pipeline.report.study import figures, verdict_figure
+from pipeline.report.study import controls_figure, figures, loss_figure, verdict_figure
 from pipeline.report.study.context import searched, study_pages_context
 from pipeline.report.study.lesson_claims import judged_claims
 from pipeline.report.study.readout_search import plot_readout_search, readout_search
@@ -24,7 +24,13 @@ from pipeline.study.params import StudyParams
 TEMPLATES = Path(__file__).with_name("templates")
 PAGES = {"README.md": "en", "README.es.md": "es", "APPENDIX.md": "en", "APPENDIX.es.md": "es"}
 EDITIONS = ("en", "es")  # every figure is drawn once per edition, into figures/<edition>/
-TABLES = ("study/per_seed", "study/bar", "verdict/per_seed", "data/by_length")  # the last the lesson's
+TABLES = (
+    "study/per_seed",
+    "study/bar",
+    "verdict/per_seed",
+    "verdict/certificates",
+    "data/by_length",
+)  # the last the lesson's
 
 
 @dataclass(frozen=True)
@@ -83,11 +89,14 @@ def draw_edition(params: StudyPagesParams, m, out, saved, w):
     figures.plot_study_attention(diagnosis, out / "study_attention.png", w)
     figures.plot_study_counting(diagnosis, out / "study_counting.png", w)
     figures.plot_count_margin(study / "count_margin.json", out / "study_count_margin.png", w)
+    loss_figure.plot_loss_curves(study / "loss_curves.csv", out / "study_loss.png", w)
     rows = m["search"]["rows"]
     chosen, bar = confirmation(params.study, rows), m["study_meta"]["bar"]
     verdict = saved / "verdict/per_seed.csv"
     figures.plot_ladder(study / "per_seed.csv", m["study_meta"], rows, bar, out / "ladder.png", w, verdict)
     verdict_figure.plot_verdict(saved / "verdict.json", verdict, out / "verdict.png", w)
+    longest_trained = max(params.study.data.train_lengths)
+    controls_figure.plot_controls(saved / "verdict.json", out / "controls.png", longest_trained, w)
     aimed = readout_search([searched(r, params.study.bar) for r in rows], params.study)
     if aimed:  # the search's rows judged on the verdict's three kinds
         plot_readout_search(aimed, params.study.bar, out / "readout_search.png", w)

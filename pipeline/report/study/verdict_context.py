@@ -76,6 +76,9 @@ def verdict_context(record, per_seed):
     ordinary = next((v for v in trained if READOUT not in v["table"]), None)
     return {
         **{k: record[k] for k in ("bar", "kinds", "max_length", "test_size", "seed", "table_lengths")},
+        "certificates": record.get("certificates", {}),
+        "controls": controls_context(record.get("controls", {}), record.get("control_seeds", {})),
+        "coverage": {name: coverage_context(c) for name, c in record.get("coverage", {}).items()},
         "rows": shown,
         "signed": signed,
         "ordinary": ordinary,
@@ -83,3 +86,36 @@ def verdict_context(record, per_seed):
         "handset": shown.get(HANDSET),
         "by_seed": {v["name"]: by_seed(rows, v["name"], lengths) for v in trained},
     }
+
+
+def controls_context(controls, seeds):
+    """{recipe: {weights: {decoder: {length (int): mean}}}}, the lengths they share (short first) and
+    the seeds they read (each recipe's first, the same for every recipe of one study)."""
+    table = {
+        recipe: {
+            weights: {
+                decoder: {int(n): v["mean"] for n, v in at.items()} for decoder, at in by_decoder.items()
+            }
+            for weights, by_decoder in by_weights.items()
+        }
+        for recipe, by_weights in controls.items()
+    }
+    lengths = sorted({n for w in table.values() for d in w.values() for at in d.values() for n in at})
+    shared = sorted({s for recipe_seeds in seeds.values() for s in recipe_seeds})
+    return {"recipes": table, "lengths": lengths, "seeds": shared}
+
+
+def coverage_context(found):
+    """The training rows' coverage of the states, each missed state as the pages name it: the token
+    just written, the digits still owed, and the digits its shortest input needs."""
+    missed = []
+    for fed, owed in found["missed"]:
+        digits = [q for q in range(10) if owed >> q & 1]
+        missed.append(
+            {
+                "fed": "BOS" if fed == 10 else str(fed),
+                "owed": digits,
+                "digits": len(digits) + (fed != 10),
+            }
+        )
+    return {"states": found["states"], "visited": found["visited"], "missed": missed}

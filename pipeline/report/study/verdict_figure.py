@@ -36,17 +36,28 @@ def plot_verdict(record_path, per_seed_path, path, w=ENGLISH):
             at = by_length(rows, name, kind, TRAINED)
             run, beyond = contiguous(list(at))
             mean = {n: 100 * np.mean(v) for n, v in at.items()}
+            certified = info.get("reach_from") == "certificate"
             label = (
                 w("verdict_figure.handset")
                 if name == HANDSET
-                else w("verdict_figure.trained", name=w.given("variants", name), seeds=len(info["seeds"]))
+                else w(
+                    "verdict_figure.certified" if certified else "verdict_figure.trained",
+                    name=w.given("variants", name),
+                    seeds=len(info["seeds"]),
+                )
             )
             # the hand-set line and the readout's marks under the trained lines they would hide at 100 %
             style = {"color": color, "lw": 1.4, "ls": "-", "zorder": 3}
-            if name == HANDSET:
-                style = {"color": color, "lw": 1.0, "ls": "--", "zorder": 1.5}
+            if name == HANDSET:  # sampled at the table's lengths: its points, joined
+                style = {"color": color, "lw": 1.0, "ls": "--", "zorder": 1.5, "marker": "s", "ms": 3}
+                handles[label] = ax.plot(list(at), list(mean.values()), **style)[0]
+                continue
+            if certified:  # every length by its certificate; the sampled check, a point
+                handles[label] = ax.plot([1, record["max_length"]], [100, 100], **style)[0]
+                ax.plot(list(at), list(mean.values()), "o", color=color, ms=5, zorder=3)
+                continue
             handles[label] = ax.plot(run, [mean[n] for n in run], **style)[0]
-            if name != HANDSET:
+            if run:
                 low, high = ([100 * f(at[n]) for n in run] for f in (np.min, np.max))
                 ax.fill_between(run, low, high, color=color, alpha=0.18, lw=0)
                 later = run[-1:] + beyond  # dotted on from the last length of the run
