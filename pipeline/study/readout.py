@@ -1,14 +1,15 @@
-"""What training adds to the prior: a trained signed model decoded with its count as trained and a
-readout set by hand.
+"""What training adds to the prior: a signed model's count decoded by a readout set by hand, beside
+the model's own layers, trained or not (pipeline/study/controls.py reads untrained models too).
 
 Decoder layer 1's signed cross-attention writes, at each step, o = sum over digits q of
 H_q * U[:, q] (plus W^O's bias), H_q = (copies of q in the input) - (copies written), for any
 weights: the encoder sees each token alone, so a digit written has the key and value of the same
-digit in the input. U[:, q] = sum over heads of gate_h(query, key of q) * W^O_h value_h(q) is the
-direction the trained weights give digit q at this step. The hand-set readout solves o = U H for H
-(least squares, ten unknowns in d_model equations) and writes the smallest digit with H_q > 1/2,
-as the counting sort would. Where this decodes a length that the trained model does not, the count
-held it and the trained readout lost it.
+digit in the input. The owed count (`signed_owed`) writes the same with H_q clamped to [-1, 1].
+U[:, q] = sum over heads of gate_h(query, key of q) * W^O_h value_h(q) is the direction the
+weights give digit q at this step. The hand-set readout solves o = U H for H (least squares, ten
+unknowns in d_model equations) and writes the smallest digit with H_q > 1/2, as the counting sort
+would. Where this decodes a length that the model's own layers do not, the count held it and the
+model's readout lost it.
 """
 
 import math
