@@ -87,3 +87,20 @@ def test_what_holds_no_prose_is_not_read():
 
 def test_a_spanish_number_is_no_version():
     assert canonical("2.097.152 pesos, torch 2.13.0", "es") == ["2097152"]
+
+
+@pytest.mark.parametrize(
+    "value, spec, english, spanish",
+    [
+        (0.15, ".1f", "0.2", "0,2"),  # binary 0.1499...: Python's format writes 0.1
+        (2.5, ".0f", "3", "3"),  # half to even would write 2
+        (0.0015, ".1%", "0.2 %", "0,2 %"),  # a share's hundredfold without float dust
+        (0.005, ".0%", "1 %", "1 %"),
+        (12345.5, ",.0f", "12,346", "12.346"),
+        (-0.25, ".1f", "-0.3", "-0,3"),  # away from zero on either side
+        (5.182e-7, ".3e", "5.182e-07", "5,182 × 10⁻⁷"),  # not fixed-point: Python's own
+    ],
+)
+def test_a_number_rounds_half_away_from_zero_as_a_reader_rounds(value, spec, english, spanish):
+    assert number(value, spec, "en") == english and number(value, spec, "es") == spanish
+    assert Phrase("{:" + spec + "}", value) == english

@@ -1,4 +1,5 @@
-"""Every command the README and the report show runs, in the tiny clone, as a user would type it.
+"""Every command the README, the two guides (the study's and the code's) and the report show runs, in
+the tiny clone, as a user would type it.
 
 The test reads the pages, not a list of its own: each line of a ```bash block is a command. One that
 starts with `dvc` or `python -m pipeline` runs in the clone and must exit 0 with no traceback; any
@@ -24,6 +25,8 @@ pytestmark = pytest.mark.slow  # the tiny pipeline, then every experiment the RE
 
 PAGES = (
     "README.md",
+    "study/README.md",
+    "pipeline/README.md",
     "reports/README.md",
     "reports/APPENDIX.md",
     "reports/study/README.md",
@@ -54,6 +57,25 @@ def test_every_shown_command_runs_or_says_why_not():
         assert command, f"{where}: a comment line in a command block; put it beside the command"
         if not MARKER.search(comment):
             assert command.startswith(RUNNABLE), f"{where} is neither run by the tests nor marked"
+
+
+GUIDES = ("README.md", "study/README.md", "pipeline/README.md")  # the pages written by hand
+TIMED = re.compile(r"\b\d[\d.,]*\s*(?:s|ms|µs|min|minutes?|seconds?|h|hours?)\b")
+
+
+def test_the_readme_is_a_door_and_no_guide_types_a_timing_by_hand():
+    """The README reads in five minutes (at most 250 lines), and no page written by hand carries a
+    measured time: timings depend on the machine and churn a page, so they are printed by
+    `python -m pipeline.tools.timings` and generated into the appendix from metrics/."""
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 250
+    typed = [
+        f"{page}:{number}: {line.strip()}"
+        for page in GUIDES
+        for number, line in enumerate((ROOT / page).read_text().splitlines(), 1)
+        if TIMED.search(line)
+    ]
+    assert not typed, typed
+    assert TIMED.search("took 209 s") and TIMED.search("about 1,330 s") and not TIMED.search("seeds 200-219")
 
 
 QUEUE_RESULTS = ".dvc/tmp/exps/celery/result"  # where DVC's queue writes a file for each finished run

@@ -2,8 +2,8 @@
 fault a cluster meets survived with nothing lost, on a cluster of a head and two worker nodes started
 on this machine (ray.cluster_utils.Cluster). Ray starts once, for one test whose scenarios are
 subtests: a worker node killed mid-row, the driver stopped mid-search, a row that diverges, and an
-address where no cluster answers. Last, that cluster gone, the README's own cluster commands: a head
-and a worker started with the `ray` command line, the token handed over as the README says, a row
+address where no cluster answers. Last, that cluster gone, the study guide's own cluster commands: a head
+and a worker started with the `ray` command line, the token handed over as the guide says, a row
 run through `--address`, and a wrong token refused in one line."""
 
 import json
@@ -45,7 +45,7 @@ STUDY = {  # rows that train in a few seconds each, long enough to be killed mid
         "diagnosis_lengths": [3],
     }
 }
-ATTENTIONS = ("softmax", "none/sigmoid/sigmoid", "log_length", "sigmoid")
+ATTENTIONS = ("softmax", "none/sigmoid/sigmoid", "log_length")
 ROWS = [
     {"name": f"row{i}", "variant": {"positions": "bos", "attention": a}} for i, a in enumerate(ATTENTIONS)
 ]
@@ -96,7 +96,7 @@ def stage_env():
 @pytest.fixture
 def cluster():
     """A head that runs nothing and two worker nodes of one CPU each, dead nodes noticed in seconds;
-    the test shuts it down before it starts the README's cluster (shutting down twice is harmless)."""
+    the test shuts it down before it starts the study guide's cluster (shutting down twice is harmless)."""
     health = {"health_check_period_ms": 500, "health_check_failure_threshold": 4}
     nodes = ray_cluster.Cluster(
         initialize_head=True, head_node_args={"num_cpus": 0, "_system_config": health}
@@ -202,19 +202,19 @@ def test_the_search_on_ray_keeps_its_bytes_and_survives_a_clusters_faults(cluste
         ]
         assert not (tmp_path / "search.json").exists()
 
-    cluster.shutdown()  # one Ray cluster at a time on this machine: the README's starts next
-    with subtests.test("the README's cluster commands: a head, a worker, the token, a row through --address"):
-        readme_cluster(tmp_path, undisturbed)
+    cluster.shutdown()  # one Ray cluster at a time on this machine: the study guide's starts next
+    with subtests.test("the study guide's cluster: a head, a worker, the token, a row through --address"):
+        guide_cluster(tmp_path, undisturbed)
 
 
-# ----------------------------------------------------------------------- the README's cluster
+# ------------------------------------------------------------------ the study guide's cluster
 
 BLOCK = re.compile(r"^ *```bash\n(.*?)^ *```", re.S | re.M)
 
 
-def readme_cluster_commands():
-    """The README's cluster block, each line's command without its comment, in order."""
-    text = (ROOT / "README.md").read_text()
+def guide_cluster_commands():
+    """The study guide's cluster block, each line's command without its comment, in order."""
+    text = (ROOT / "study/README.md").read_text()
     block = next(b.group(1) for b in BLOCK.finditer(text) if "ray start --head" in b.group(1))
     return [line.partition("#")[0].strip() for line in block.splitlines() if line.strip()]
 
@@ -226,17 +226,17 @@ def free_port():
 
 
 def shown(commands, start, holding=""):
-    """The README's one command that starts with `start` (and holds `holding`)."""
+    """The guide's one command that starts with `start` (and holds `holding`)."""
     (found,) = [c for c in commands if c.startswith(start) and holding in c]
     return found
 
 
-def readme_cluster(tmp_path, undisturbed):
-    """The README's commands as a user copies them, on this machine: HEAD_IP the loopback, a free port
+def guide_cluster(tmp_path, undisturbed):
+    """The study guide's commands as a user copies them, on this machine: HEAD_IP the loopback, a free port
     for 6379, TOKEN what `ray get-auth-token --generate` printed. Each `ray start` also takes --block,
     so that the test stops the nodes it started and no other Ray on the machine (`ray stop` would
     stop every one), and the head no CPU, so that the row can only run on the worker that joined."""
-    commands = readme_cluster_commands()
+    commands = guide_cluster_commands()
     port = free_port()
     address = f"127.0.0.1:{port}"
     home = tmp_path / "home"  # where the token is kept: not the user's ~/.ray

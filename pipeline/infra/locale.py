@@ -1,21 +1,22 @@
 """Numbers as each language writes them, formatted when they are written.
 
-`number(value, spec, lang)` rounds as Python's `format(value, spec)` does and spells the result in
-the language's way: English as Python writes it (0.579, 99.5, 10,000 where the spec asks for
-groups, 5.182e-07); another language with its CLDR symbols from Babel: Spanish's decimal comma
-(0,579), its point between groups of thousands from five digits on (12.704, 10.000; 1200 and 2000
-stay whole, as the lesson's «1200 pasos»: CLDR's minimum grouping digits, which Babel leaves out)
-and powers of ten with superscripts (5,182 × 10⁻⁷). `Writer` fills a message's fields that way, and
-writes a `Phrase` (text that keeps its numbers as numbers) in the language's words. `canonical`
-reads a number of either language back to one spelling, so that a test can hold two texts to the
-same numbers.
-"""
+`number(value, spec, lang)` rounds a fixed-point spec (".1f", ",.0f", a percentage's) half away from
+zero on the value's shortest decimal spelling, as a reader rounds by hand (0.15 to one decimal is
+0.2, 0.5 to none is 1; Python's `format` rounds the binary value half to even, 0.1 and 0), and any
+other spec as `format(value, spec)` does; it spells the result in the language's way: English as
+Python writes it (0.579, 99.5, 10,000 where the spec asks for groups, 5.182e-07); another language
+with its CLDR symbols from Babel: Spanish's decimal comma (0,579), its point between groups of
+thousands from five digits on (12.704, 10.000; 1200 and 2000 stay whole, as the lesson's «1200
+pasos»: CLDR's minimum grouping digits, which Babel leaves out) and powers of ten with superscripts
+(5,182 × 10⁻⁷). `Writer` fills a message's fields that way, and writes a `Phrase` (text that keeps
+its numbers as numbers) in the language's words. `canonical` reads a number of either language back
+to one spelling, so that a test can hold two texts to the same numbers."""
 
 import math
 import numbers
 import re
 import string
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 from babel import Locale
 from babel.numbers import format_decimal
@@ -29,14 +30,32 @@ def is_number(value):
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-def number(value, spec="", lang="en"):
-    """`value` as `format(value, spec)` writes it, in `lang`'s way; what is not a finite number as is.
-    A percentage (a spec ending in %) is written as the lessons write one, with a space: 98.4 %."""
-    if spec.endswith("%") and is_number(value):
-        return f"{number(100 * value, spec[:-1] + 'f', lang)} %"
-    if lang == "en" or not is_number(value) or not math.isfinite(value):
+FIXED = re.compile(r",?\.(\d+)f")  # a fixed-point spec: grouping, then the decimals
+
+
+def rounded(value, spec):
+    """`format(value, spec)`, but a fixed-point spec rounds half away from zero on the shortest
+    decimal spelling of `value` (a float, or a Decimal already exact)."""
+    fixed = FIXED.fullmatch(spec)
+    if not fixed:
         return format(value, spec)
-    digits, _, power = format(value, spec.replace(",", "")).partition("e")  # Python's rounding
+    exact = value if isinstance(value, Decimal) else Decimal(repr(float(value)))
+    return format(exact.quantize(Decimal(1).scaleb(-int(fixed.group(1))), rounding=ROUND_HALF_UP), spec)
+
+
+def number(value, spec="", lang="en"):
+    """`value` as `format(value, spec)` writes it (a fixed-point spec rounded as a reader rounds:
+    `rounded`), in `lang`'s way; what is not a finite number as is. A percentage (a spec ending in
+    %) is written as the lessons write one, with a space: 98.4 %."""
+    exact = isinstance(value, Decimal)
+    if not (exact or is_number(value)) or not (exact or math.isfinite(value)):
+        return format(value, spec)
+    if spec.endswith("%"):
+        hundredfold = (value if exact else Decimal(repr(float(value)))) * 100  # no float dust: 0.0015 is 0.15
+        return f"{number(hundredfold, spec[:-1] + 'f', lang)} %"
+    if lang == "en":
+        return rounded(value, spec)
+    digits, _, power = rounded(value, spec.replace(",", "")).partition("e")
     sign, digits = ("", digits) if digits[0].isdigit() else (digits[0], digits[1:])
     whole, _, decimals = digits.partition(".")
     grouped = len(whole) >= 3 + MIN_GROUPING.get(lang, 1)
@@ -82,7 +101,7 @@ class Writer(string.Formatter):
     def format_field(self, value, spec):
         if isinstance(value, Phrase):
             return self.vformat(self.pattern(value.pattern), value.args, value.kwargs)
-        if is_number(value):
+        if is_number(value) or isinstance(value, Decimal):
             return number(value, spec, self.lang)
         return super().format_field(value, spec)
 

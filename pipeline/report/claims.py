@@ -9,6 +9,7 @@ import csv
 import io
 import numbers
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 
 import yaml
@@ -100,7 +101,11 @@ def judge(entry, value):
     for name, show in printed.items():
         if isinstance(rule, dict) and name in rule:
             spec, words = show(rule[name])
-            shown, said = (Phrase(f"{{:{spec}}}", v) for v in (value, float(expected)))
+            # printed as the lesson's code prints (Python's format, half to even on the binary value),
+            # then written in the page's language as it stands
+            both = (value, float(expected))
+            printed = (Decimal(format(v, spec)) if spec.endswith("f") else v for v in both)
+            shown, said = (Phrase(f"{{:{spec}}}", v) for v in printed)
             tolerance, ok = Phrase(words, rule[name]), float(shown) == float(expected)
             return dict(expected=said, reproduced=shown, tolerance=tolerance, status=outcome(ok))
     raise DataError(f"claim {entry['id']}: unknown rule {rule!r}")

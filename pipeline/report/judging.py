@@ -6,9 +6,10 @@
   run, mean ± t · sd · sqrt(1 + 1/n) over our n seeds (t: Student's 97.5 % point, n - 1 degrees of
   freedom), widened for an accuracy by the lesson's own sampling error, 1.96 · sqrt(p (1 - p) / m) on
   its m items (p: our mean), added in quadrature. A band wider than 20 points (an accuracy) or 10 %
-  of the value (a loss) cannot tell a right value from a wrong one: such a claim is reported as
+  of our seeds' mean (a loss; never of the lesson's value, which would let the number judged set its
+  own rule) cannot tell a right value from a wrong one: such a claim is reported as
   "cannot discriminate" (status note), neither counted as a pass nor failing the gate. A difference
-  (the gap above the loss floor) is held to the scale of what it differs from: 10 % of the loss.
+  (the gap above the loss floor) is held to the scale of what it differs from: 10 % of our mean loss.
 - paired: post-norm minus pre-norm, seed against seed, at least -2 standard errors of the mean.
 - rounding: our logits and nn.Transformer's differ by rounding only, each seed's largest |difference|
   at most epsilon x its largest |logit| x d_ff (a dot product of n terms in two orders differs by

@@ -10,7 +10,16 @@ import numpy as np
 from pipeline.report.inputs import read_json, read_rows
 from pipeline.report.study.lesson_claims import POSITIONLESS_ROW
 from pipeline.report.study.verdict_figure import by_length
-from pipeline.report.style import ENGLISH, cycle_color, fitted, grouped_bar, legend_centred, plt, save
+from pipeline.report.style import (
+    ENGLISH,
+    PALETTE,
+    cycle_color,
+    fitted,
+    grouped_bar,
+    legend_centred,
+    plt,
+    save,
+)
 from pipeline.study.bar import at_the_bar
 from pipeline.study.params import BarParams
 from pipeline.study.verdict_rows import TRAINED
@@ -35,6 +44,7 @@ FAILURES = ("missing_digit", "extra_digit", "starts_with_0_given_no_0", "ends_wi
 COUNTS = ("1", "2", "3", "4", "5", "6", "7+")
 LEGEND_WIDTH = 60  # characters a line of a legend under a half-width panel holds
 ZOOM_FLOOR = 95  # % at the bottom of the seeds figure's zoom on the bar
+MODEL_COLORS = (*PALETTE.values(), "black")  # the study's seven models, each its own colour
 
 
 def bar_panels(bar, left_title, zoom_floor, zoom_title, height, w, layout=None):
@@ -52,6 +62,16 @@ def bar_panels(bar, left_title, zoom_floor, zoom_title, height, w, layout=None):
     return fig, axes
 
 
+def widest_gap(spans, low, high):
+    """The middle of the widest stretch of [low, high] that none of `spans` ((bottom, top) each) covers."""
+    edge, widest, middle = low, -1, (low + high) / 2
+    for bottom, top in sorted(spans) + [(high, high)]:
+        if bottom - edge > widest:
+            widest, middle = bottom - edge, (edge + bottom) / 2
+        edge = max(edge, top)
+    return middle
+
+
 def plot_study_accuracy(table_path, meta_path, path, w=ENGLISH):
     """Exact-sequence accuracy against input length, one line per variant with its seed range."""
     rows, meta = read_rows(table_path), read_json(meta_path)
@@ -60,6 +80,7 @@ def plot_study_accuracy(table_path, meta_path, path, w=ENGLISH):
     lengths = np.array([int(r["length"]) for r in rows])
     zoom = w("study.zoom", low=first, high=last)
     fig, axes = bar_panels(meta["bar"], w("study.all_lengths"), 90, zoom, 4.6, w)
+    crossing = []  # (lowest, highest) of each line between the bar's last length and the next
     for i, (variant, info) in enumerate(meta["variants"].items()):
         tested = [r for r in rows if r[variant] != ""]
         x = np.array([int(r["length"]) for r in tested])
@@ -80,10 +101,15 @@ def plot_study_accuracy(table_path, meta_path, path, w=ENGLISH):
             ax.plot(x, mean, style, color=color, lw=1.5, label=label, **under)
             ax.fill_between(x, low, high, color=color, alpha=0.18, lw=0)
             ax.plot(x[trained], mean[trained], "o", color=color, ms=4)
+        near = mean[(x >= last) & (x <= last + 1)]  # the line's span between the two lengths about it
+        crossing += [(near.min(), near.max())] if len(near) else []
     beside = {"textcoords": "offset points", "fontsize": 8}
     # the bar's label where no line runs
     axes[0].annotate(f"{bar:.0f} %", (lengths.min() + 4, bar), xytext=(2, -12), **beside)
-    axes[0].annotate(w("study.bar_lengths", low=first, high=last), (last + 0.5, 50), xytext=(4, 0), **beside)
+    # the dotted line's label along it, in the widest gap between the lines crossing it: none crosses it
+    at = (last + 0.5, widest_gap(crossing, 0, 100))
+    label = w("study.bar_lengths", low=first, high=last)
+    axes[0].annotate(label, at, xytext=(3, 0), rotation=90, va="center", **beside)
     axes[1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.suptitle(w("study.title"), fontsize=10, y=1.05)  # two lines, clear of the panel titles
     save(fig, path, w.lang)
@@ -91,29 +117,39 @@ def plot_study_accuracy(table_path, meta_path, path, w=ENGLISH):
 
 def plot_study_heatmap(table_path, meta_path, path, w=ENGLISH):
     """Every variant at every tested length at a glance: one row per variant, the mean over seeds as
-    a colour and a number, trained lengths outlined, the bar's lengths left of the dotted line."""
+    a colour and a number, trained lengths outlined, the bar's lengths left of the dotted line. The
+    lengths in two panels, one over the other: cells wide enough for their numbers at a page's width."""
     rows, meta = read_rows(table_path), read_json(meta_path)
     variants, lengths = list(meta["variants"]), [int(r["length"]) for r in rows]
     grid = np.array([[100 * float(r[v]) if r[v] != "" else np.nan for r in rows] for v in variants])
-    fig, ax = plt.subplots(figsize=(max(8, 0.4 * len(lengths) + 3), 0.5 * len(variants) + 1.6))
-    image = ax.imshow(grid, aspect="auto", cmap="viridis", vmin=0, vmax=100, interpolation="nearest")
-    for (i, j), value in np.ndenumerate(grid):  # i: the variant, j: the length
-        if np.isnan(value):
-            continue
-        # one decimal near the bar, so that 98.6 never reads as 99
-        text = "100" if value >= 99.95 else w("value1", value=value) if value >= 90 else f"{value:.0f}"
-        ax.text(j, i, text, ha="center", va="center", fontsize=7, color="black" if value > 55 else "white")
-        if lengths[j] in meta["variants"][variants[i]]["train_lengths"]:
-            ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=1.2, ec="black"))
+    half = -(-len(lengths) // 2)  # the first panel's lengths: the second holds the rest
+    size = (8.5, 2 * 0.5 * len(variants) + 2.0)
+    fig, axes = plt.subplots(2, 1, figsize=size, layout="constrained")
     low, high = meta["bar"]["lengths"]
-    if high in lengths:  # the bar's lengths end here
-        ax.axvline(lengths.index(high) + 0.5, color="cb:red", ls=":", lw=1.6)  # seen on dark and light
-    ax.set_xticks(range(len(lengths)), lengths, fontsize=7)
-    ax.set_yticks(range(len(variants)), [w.given("variants", v) for v in variants], fontsize=8)
-    ax.grid(False)
-    ax.set_xlabel(w("heatmap.x", low=low, high=high))
-    fig.colorbar(image, ax=ax, fraction=0.025, pad=0.01, label=w("sorted_exactly"))
-    ax.set_title(w("heatmap.title"), fontsize=10)
+    names = [fitted(w.given("variants", v), 2.3, 8) for v in variants]  # a long name takes more lines
+    for ax, first in zip(axes, (0, half), strict=True):
+        shown, cells = lengths[first : first + half], grid[:, first : first + half]
+        image = ax.imshow(cells, aspect="auto", cmap="viridis", vmin=0, vmax=100, interpolation="nearest")
+        for (i, j), value in np.ndenumerate(cells):  # i: the variant, j: the length
+            if np.isnan(value):
+                continue
+            # one decimal near the bar, so that 98.6 never reads as 99
+            text = "100" if value >= 99.95 else w("value1", value=value) if value >= 90 else f"{value:.0f}"
+            color = "black" if value > 55 else "white"
+            ax.text(j, i, text, ha="center", va="center", fontsize=8, color=color)
+            if shown[j] in meta["variants"][variants[i]]["train_lengths"]:
+                ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=1.2, ec="black"))
+        if high in lengths and -1 <= lengths.index(high) - first < len(shown):  # the bar's lengths end here
+            x = lengths.index(high) - first + 0.5  # on a panel's edge too, over its frame
+            ax.axvline(x, color="cb:red", ls=":", lw=2.5, zorder=3, clip_on=False)  # seen on dark and light
+        ax.set_xticks(range(len(shown)), shown, fontsize=8)
+        ax.set_yticks(range(len(variants)), names, fontsize=8)
+        ax.grid(False)
+    axes[-1].set_xlabel(fitted(w("heatmap.x", low=low, high=high), 7.5, 10))
+    # under the panels, not beside them: the cells take the width
+    beneath = {"orientation": "horizontal", "fraction": 0.04, "aspect": 50}
+    fig.colorbar(image, ax=axes, label=w("sorted_exactly"), **beneath)
+    fig.suptitle(w("heatmap.title"), fontsize=10)
     save(fig, path, w.lang)
 
 
@@ -150,48 +186,53 @@ def plot_study_diagnosis(diagnosis_path, path, w=ENGLISH):
     save(fig, path, w.lang)
 
 
-def plot_study_attention(diagnosis_path, path, w=ENGLISH, variants_shown=3):
+def shown_lengths(lengths, trained):
+    """The diagnosis lengths an attention figure draws: the shortest, the one nearest the trained
+    length and the longest (the clock runs slow, on time, fast), each once."""
+    return sorted({lengths[0], min(lengths, key=lambda n: abs(n - trained)), lengths[-1]})
+
+
+def plot_study_attention(diagnosis_path, path, w=ENGLISH, variants_shown=2):
     """The last decoder layer's cross-attention by input rank, mean over inputs and heads (the ridge: the
-    place each step reads); one row for the pipeline's model, one for each of the `variants_shown`
-    variants most accurate over the diagnosis lengths."""
+    place each step reads); one column for the pipeline's model, one for each of the `variants_shown`
+    variants most accurate over the diagnosis lengths; a row for each of three lengths (shown_lengths):
+    few panels, each large enough to read at a page's width."""
     diag = read_json(diagnosis_path)
     ref, variants = max(diag["trained_lengths"]), diag.get("variants", {})
     trained = [v for v in variants if v != "handset"]  # the hand-set model's gates count, not point
     best = sorted(trained, key=lambda v: -np.mean([d["seq_acc"] for d in variants[v].values()]))
     panels = {"pipeline": diag["lengths"], **{v: variants[v] for v in best[:variants_shown]}}
-    lengths = sorted(int(n) for n in diag["lengths"])
+    lengths = shown_lengths(sorted(int(n) for n in diag["lengths"]), ref)
     vmax = max(np.max(d[str(n)]["attention_by_rank"]) for d in panels.values() for n in lengths)
-    # a row a model, a column a length; one length alone lays the models side by side instead, so that
-    # the title and the legend do not stand over a lone narrow column of panels
-    across = len(lengths) == 1
-    rows, cols = (1, len(panels)) if across else (len(panels), len(lengths))
-    size = (3.3 * cols, 3.3 * rows + 0.6)
-    fig, grid = plt.subplots(rows, cols, figsize=size, squeeze=False, layout="constrained")
-    axes = grid.T if across else grid  # axes[model][length] either way
-    for i, (row, (name, d)) in enumerate(zip(axes, panels.items(), strict=True)):
-        for j, (ax, n) in enumerate(zip(row, lengths, strict=True)):
+    rows, cols = len(lengths), len(panels)  # a row a length, a column a model
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(2.5 * cols + 1.1, 2.3 * rows + 1.8), squeeze=False, layout="constrained"
+    )
+    for j, (name, d) in enumerate(panels.items()):
+        # the model's name once, over its column, wrapped to the panel's width
+        axes[0][j].set_title(fitted(w.given("variants", name), 2.4, 10), fontsize=10)
+        for i, n in enumerate(lengths):
+            ax = axes[i][j]
             weights = np.array(d[str(n)]["attention_by_rank"])  # (steps, ranks)
             image = ax.imshow(weights, cmap="viridis", vmin=0, vmax=vmax, aspect="auto")
             steps = np.arange(n)
-            ax.plot(steps, steps, "w--", lw=1, label=w("attention.correct"))
+            ax.plot(steps, steps, "w--", lw=1.2, label=w("attention.correct"))
             if d is diag["lengths"]:  # the pipeline's model: the clock set to its training length
                 clock = np.minimum(steps * n / ref, n - 1)
-                ax.plot(clock, steps, ":", color="cb:orange", lw=1.5, label=w("attention.clock", ref=ref))
-            short = textwrap.fill(w.given("variants", name), 40)  # a long name takes more lines
-            ax.set_title(w("attention.panel", name=short, n=n), fontsize=8)
+                ax.plot(clock, steps, ":", color="cb:orange", lw=2, label=w("attention.clock", ref=ref))
             ax.set(xlim=(-0.5, n - 0.5), ylim=(n - 0.5, -0.5))
             ax.grid(False)
-            ax.locator_params(integer=True)  # ranks and steps are whole numbers
-            if across or i == len(panels) - 1:  # once a column, under its last panel
-                ax.set_xlabel(w("attention.x"), fontsize=8)
-            if (i if across else j) == 0:  # once a row, beside its first panel
-                ax.set_ylabel(w("decoding_step"))
+            ax.locator_params(integer=True, nbins=5)  # ranks and steps are whole numbers
+            if i == rows - 1:  # once a column, under its last panel
+                ax.set_xlabel(w("attention.x"))
+            if j == 0:  # once a row, beside its first panel: the row's length
+                ax.set_ylabel(w("attention.row", n=n))
     dark = {"facecolor": plt.cm.viridis(0.0), "labelcolor": "white"}  # the white line shows on the map's dark
     fig.legend(
-        *axes[0][0].get_legend_handles_labels(), loc="outside lower center", ncol=2, fontsize=8, **dark
+        *axes[0][0].get_legend_handles_labels(), loc="outside lower center", ncol=2, fontsize=10, **dark
     )
-    fig.colorbar(image, ax=axes, shrink=0.8, label=w("attention_weight"))
-    fig.suptitle(w("attention.title"), fontsize=10)
+    fig.colorbar(image, ax=axes, shrink=0.6, label=w("attention_weight"))
+    fig.suptitle(fitted(w("attention.title"), fig.get_figwidth(), 10), fontsize=10)
     save(fig, path, w.lang)
 
 
@@ -204,6 +245,7 @@ def plot_study_counting(diagnosis_path, path, w=ENGLISH, length="20"):
     by_repeats = {name: d.get(length, {}).get("seq_acc_by_repeats", {}) for name, d in panels.items()}
     shown = [k for k in COUNTS if any(c.get(k) is not None for c in by_repeats.values())]  # inputs there
     for i, (name, d) in enumerate(panels.items()):
+        color = MODEL_COLORS[i % len(MODEL_COLORS)]
         lengths = sorted(int(n) for n in d if d[n].get("attention_mass"))
         if lengths:
             attentions = d[str(lengths[0])]["attention_mass"]
@@ -218,12 +260,12 @@ def plot_study_counting(diagnosis_path, path, w=ENGLISH, length="20"):
                 layer=int(widest.split("_")[-1]) + 1
             )
             label = textwrap.fill(f"{w.given('variants', name)}: {where}", LEGEND_WIDTH)
-            mass_ax.plot(lengths, masses[widest], fmt, color=cycle_color(i), label=label, **look)
+            mass_ax.plot(lengths, masses[widest], fmt, color=color, label=label, **look)
         counts = by_repeats[name]
         bars = [100 * counts[k] if counts.get(k) is not None else np.nan for k in shown]
         if shown:  # a study that tests no input of that length has no bars to draw
             label = textwrap.fill(w.given("variants", name), LEGEND_WIDTH)
-            grouped_bar(count_ax, i, len(panels), bars, lang=w.lang, color=cycle_color(i), label=label)
+            grouped_bar(count_ax, i, len(panels), bars, lang=w.lang, color=color, label=label)
     mass_ax.set_title(w("counting.mass_title"), fontsize=10)
     mass_ax.set(xlabel=w("input_length"), ylabel=w("counting.mass_y"))
     legend_centred(mass_ax, -0.18, ncol=1)
@@ -275,7 +317,8 @@ def plot_study_seeds(per_seed_path, variant, confirmation, bar, path, w=ENGLISH)
 
 # ---------------------------------------------------------------------------------- the ladder
 
-# (where, name): down the ladder, one change at a time; figure_words.yaml's `rungs` says what each is
+# (where, name): down the ladder, each rung's recipe apart from the one above it, often in more than one
+# setting (positions, lengths, attention, hint, rows, steps); figure_words.yaml's `rungs` says what each is
 RUNGS = (
     ("study", "pipeline"),
     ("search", POSITIONLESS_ROW),
@@ -345,9 +388,10 @@ def plot_ladder(per_seed_path, meta, rows, bar, path, w=ENGLISH, verdict_path=No
         for where, name in RUNGS
         if (d := rung_data(where, name, per_seed, meta, rows, verdict_rows))
     ]
-    fig, axes = plt.subplots(
-        len(rungs), 1, figsize=(9.5, 1.25 * len(rungs) + 0.9), sharex=True, squeeze=False
-    )
+    # constrained: each panel's room above it as tall as its own title, and a clear gap above that title
+    size = (9.5, 1.4 * len(rungs) + 0.9)
+    fig, axes = plt.subplots(len(rungs), 1, figsize=size, sharex=True, squeeze=False, layout="constrained")
+    fig.get_layout_engine().set(h_pad=8 / 72, hspace=0)
     for ax, (label, (by_seed, trained, name)) in zip(axes[:, 0], rungs, strict=True):
         lengths = sorted(set.intersection(*(set(by) for by in by_seed.values())))
         points = np.array([[by[n] for n in lengths] for by in by_seed.values()]) * 100  # (seeds, lengths)
@@ -361,7 +405,7 @@ def plot_ladder(per_seed_path, meta, rows, bar, path, w=ENGLISH, verdict_path=No
         title = rung_title(
             w, name, label, len(by_seed), trained, lengths_at_the_bar(points, lengths, bar), bar
         )
-        ax.set_title(textwrap.fill(title, RUNG_TITLE_WIDTH), loc="left", fontsize=8.5)
+        ax.set_title(textwrap.fill(title, RUNG_TITLE_WIDTH), loc="left", fontsize=8.5, pad=8)
         ax.set(ylim=(-5, 105), yticks=(0, 50, 100), xlim=(0.3, max(lengths) + 0.7))
     axes[-1, 0].set_xlabel(w("input_length"))
     fig.supylabel(w("sorted_exactly"), fontsize=9)
@@ -371,9 +415,8 @@ def plot_ladder(per_seed_path, meta, rows, bar, path, w=ENGLISH, verdict_path=No
         plt.Line2D([], [], color="cb:red", ls="--", lw=0.9, label=w("ladder.bar", bar=100 * bar["accuracy"])),
         plt.Rectangle((0, 0), 1, 1, color="0.88", label=w("ladder.trained")),
     ]
-    fig.legend(handles=handles, fontsize=8, loc="lower center", ncol=4)
+    fig.legend(handles=handles, fontsize=8, loc="outside lower center", ncol=4)
     fig.suptitle(w("ladder.title"), fontsize=11)
-    fig.tight_layout(h_pad=0.4, rect=(0, 0.5 / fig.get_figheight(), 1, 1))  # the legend's half inch below
     save(fig, path, w.lang)
 
 

@@ -10,6 +10,7 @@ from pipeline.study.bar import as_trained, reach, recipe_of, search_rank
 from pipeline.study.options import counts_written
 
 SHOWN = 4  # rows the figure draws beside the line every row is read against
+STEP = 5  # % the zoomed axis's foot is rounded down to
 
 
 def per_seed(by_seed, n):
@@ -77,12 +78,12 @@ def shown_rows(found):
 def plot_readout_search(found, bar, path, w=ENGLISH):
     kinds = list(found["rows"][0]["by_kind"])
     fig, axes = plt.subplots(1, len(kinds), figsize=(13, 4.8), sharey=True, layout="constrained")
-    handles = {}
+    handles, lowest = {}, 100 * bar.accuracy
     for i, row in enumerate(shown_rows(found)):
         color = "black" if row is found["line"] else cycle_color(i - (found["line"] is not None))
         label = w(
             "readout_figure.row",
-            name=row["name"],
+            name=w.given("search_rows", row["name"]),
             seeds=len(row["seeds"]),
             reach=row["kinds_reach"],
         )
@@ -92,16 +93,20 @@ def plot_readout_search(found, bar, path, w=ENGLISH):
             mean = [100 * np.mean(at[n]) for n in lengths]
             style = {"ls": "--", "lw": 1.2} if row is found["line"] else {"ls": "-", "lw": 1.5}
             handles[label] = ax.plot(lengths, mean, color=color, **style)[0]
+            low = [100 * min(at[n]) for n in lengths]
             if len(row["seeds"]) > 1:
-                low = [100 * min(at[n]) for n in lengths]
                 ax.fill_between(lengths, low, mean, color=color, alpha=0.12, lw=0)
+            lowest = min(lowest, *low)
+    # the rows sit near the top: the axis zoomed down to the lowest seed drawn, a step below it
+    foot = max(0, STEP * np.floor((lowest - 1) / STEP))
     for ax, kind in zip(np.atleast_1d(axes), kinds, strict=True):
         ax.axhline(100 * bar.accuracy, color="grey", ls=":", lw=1)
         ax.axvspan(0, 10.5, color="grey", alpha=0.08, lw=0)
-        ax.set(title=w(f"verdict_figure.kind.{kind}"), xlabel=w("input_length"), ylim=(-3, 103))
+        ax.set(title=w(f"verdict_figure.kind.{kind}"), xlabel=w("input_length"), ylim=(foot, 101))
         ax.set_xlim(0, found["longest"] + 1)
     np.atleast_1d(axes)[0].set_ylabel(w("sorted_exactly"))
     handles[w("readout_figure.bar", bar=100 * bar.accuracy)] = plt.Line2D([], [], color="grey", ls=":", lw=1)
+    handles[w("readout_figure.spread")] = plt.Rectangle((0, 0), 1, 1, color="grey", alpha=0.3, lw=0)
     handles[w("ladder.trained")] = plt.Rectangle((0, 0), 1, 1, color="grey", alpha=0.08, lw=0)
     fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncol=2, fontsize=8)
     fig.suptitle(w("readout_figure.title", longest=found["longest"]), fontsize=10)

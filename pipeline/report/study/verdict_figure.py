@@ -46,10 +46,11 @@ def plot_verdict(record_path, per_seed_path, path, w=ENGLISH):
                     seeds=len(info["seeds"]),
                 )
             )
-            # the hand-set line and the readout's marks under the trained lines they would hide at 100 %
             style = {"color": color, "lw": 1.4, "ls": "-", "zorder": 3}
             if name == HANDSET:  # sampled at the table's lengths: its points, joined
-                style = {"color": color, "lw": 1.0, "ls": "--", "zorder": 1.5, "marker": "s", "ms": 3}
+                # on top, dashed with wide gaps and crosses: at 100 % it lies on the trained lines, which
+                # show through its gaps and the crosses' arms, and it is seen on them
+                style = {"color": color, "lw": 1.2, "ls": (0, (5, 4)), "zorder": 4, "marker": "x", "ms": 4}
                 handles[label] = ax.plot(list(at), list(mean.values()), **style)[0]
                 continue
             if certified:  # every length by its certificate; the sampled check, a point
@@ -66,7 +67,7 @@ def plot_verdict(record_path, per_seed_path, path, w=ENGLISH):
                 low, high = ([100 * f(at[n]) for n in beyond] for f in (np.min, np.max))
                 ax.vlines(beyond, low, high, color=color, lw=2.5, alpha=0.35)  # the seeds' range there
             read = by_length(rows, name, kind, READOUT)
-            if read:
+            if read:  # hollow marks under the trained lines: at 100 % they show around them
                 label = w("verdict_figure.readout", name=w.given("variants", name))
                 handles[label] = ax.plot(
                     list(read),
