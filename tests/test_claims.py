@@ -119,9 +119,9 @@ def test_claims_csv_quotes_as_the_csv_module_does():
     )
     text = claims_csv([note, Claim("x", "s", 'say "hi", twice', "1", "1", "exact", "pass", "structural")])
     assert text.splitlines() == [
-        "id,source,claim,expected,reproduced,tolerance,status,kind,seeds,words,undecided,lesson_error",
-        "l10-time,lesson 10,a | in the claim,about 10 s,12 s,hardware,note,measured,,,False,",
-        'x,s,"say ""hi"", twice",1,1,exact,pass,structural,,,False,',
+        "id,source,claim,expected,reproduced,tolerance,status,kind,seeds,words,undecided,lesson_error,test,test_why",
+        "l10-time,lesson 10,a | in the claim,about 10 s,12 s,hardware,note,measured,,,False,,,",
+        'x,s,"say ""hi"", twice",1,1,exact,pass,structural,,,False,,,',
     ]
 
 

@@ -23,7 +23,9 @@ KINDS = ("measured", "rerun", "derived", "structural", "arithmetic")
 COLUMNS = (
     *("id", "source", "claim", "expected", "reproduced", "tolerance", "status", "kind", "seeds", "words"),
     *("undecided", "lesson_error"),  # with kind and status, every count of the first screen
+    *("test", "test_why"),  # a claim data could falsify: a strong or a weak test of it, and why
 )
+TESTS = ("strong", "weak")
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,8 @@ class Claim:
     of: str = ""  # a derived claim: the claim it follows from
     lesson_error: str = ""  # where the lesson slips: the slip, in a few words
     undecided: bool = False  # a band too wide to tell
+    test: str = ""  # a claim data could falsify: strong (passing shows what the lesson says) or weak
+    test_why: str = ""  # why, in a few words
     # a trained claim's numbers, for the seed-distribution figure
     lesson_value: float | None = None
     per_seed: tuple = ()
@@ -55,6 +59,12 @@ def load_claims(path=CLAIMS_PATH):
     ids = [e["id"] for e in entries]
     if len(set(ids)) != len(ids):
         raise DataError(f"{path}: claim ids repeat")
+    for e in entries:  # every claim data could falsify says how much its passing shows
+        falsifiable = e["kind"] == "measured" and e["rule"] != "note"
+        if falsifiable and (e.get("test") not in TESTS or not e.get("test_why")):
+            raise DataError(f"{path}: claim {e['id']} needs test: strong or weak, and test_why")
+        if not falsifiable and "test" in e:
+            raise DataError(f"{path}: claim {e['id']} cannot be falsified by data: it takes no test")
     return entries
 
 
@@ -162,6 +172,8 @@ def evaluate(entries, quantities, params):
                 **{k: e[k] for k in ("id", "source", "claim", "kind")},
                 **{k: e.get(k, "") for k in ("words", "of")},
                 lesson_error=e.get("lesson_error", ""),
+                test=e.get("test", ""),
+                test_why=e.get("test_why", ""),
                 **judged,
             )
         )
@@ -177,6 +189,8 @@ def counts(claims):
         "measured": len(measured),
         "falsifiable": sum(c.status != "note" for c in measured),
         "falsifiable_paper": sum(c.status != "note" and c.source == "paper" for c in measured),
+        "strong": sum(c.status != "note" and c.test == "strong" for c in measured),
+        "weak": sum(c.status != "note" and c.test == "weak" for c in measured),
         "reruns": sum(c.kind == "rerun" for c in claims),
         "measured_pass": sum(c.status == "pass" for c in measured),
         "measured_fail": sum(c.status == "fail" for c in measured),

@@ -43,6 +43,29 @@ def seed_values(values):
     return {"mean": statistics.fmean(values), "min": min(values), "max": max(values), "values": values}
 
 
+def attention_on_written(example):
+    """Where the lesson's example looks as it is written: in the last decoder layer, the mean of its
+    heads, each step's cross-attention on the input positions that hold the digit that step writes
+    (its share), against what attention spread evenly over the input would put there."""
+    last = example["cross_attention"][-1]  # [head][step][input position]
+    source, written = example["input"], example["output"]
+    shares, evens = [], []
+    for step, digit in enumerate(written):
+        holding = [i for i, d in enumerate(source) if d == digit]
+        weights = [statistics.fmean(head[step][i] for head in last) for i in range(len(source))]
+        shares.append(sum(weights[i] for i in holding))
+        evens.append(len(holding) / len(source))
+    return {
+        "share": statistics.fmean(shares),
+        "low": min(shares),
+        "high": max(shares),
+        "even": statistics.fmean(evens),
+        "most": sum(s > 0.5 for s in shares),
+        "steps": len(shares),
+        "heads": len(last),
+    }
+
+
 def greedy_gap(greedy, seeds):
     """The lesson's two measurements of its one model at length 10 (99.5 % and 99.3 %, 1,000
     sequences each), pooled, against our seeds: how far above our mean and our best it lies."""
@@ -157,6 +180,7 @@ def report_context(params: ReportParams, m, claims, environment):
         },
         "gap": greedy_gap(by_seed(greedy, "greedy_seq_acc", seeds), seeds),
         "example": m["example"],
+        "attention": attention_on_written(m["example"]),
         "gradient_stacks": gradient_stacks(m["probe"]),
         "probe": m["probe"],
         "depths": residual_depths(tables["probe/residual_table"], params.probe_depths),

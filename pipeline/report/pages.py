@@ -116,6 +116,21 @@ def verdict(context, claim):
 
 
 @jinja2.pass_context
+def recipe(context, name):
+    """A study recipe by its name in the page's words (the catalogue's recipe_names), its code name
+    where it has none."""
+    return context["words"].get("recipe_names", {}).get(name, f"`{name}`")
+
+
+@jinja2.pass_context
+def strength(context, claim):
+    """How much a claim's verdict shows, in the page's language: a strong or a weak test where data
+    could falsify it (neither a note nor too wide to tell), else a dash."""
+    judged = claim.test and claim.status != "note" and not claim.undecided
+    return context["words"]["tests"][claim.test] if judged else "-"
+
+
+@jinja2.pass_context
 def stated(context, english, table, key):
     """English from claims.yaml or search.yaml (a claim's text, a note's reason, why a search row was
     tried) in the page's language: the catalogue's `table` text for `key` where the language has that
@@ -173,6 +188,7 @@ def environment(templates=TEMPLATES):
     )
     env.globals.update(say=say, series=series)
     env.filters.update(cell=cell, quoted=quoted, ours=ours, changes=changes, verdict=verdict, stated=stated)
+    env.filters.update(strength=strength, recipe=recipe)
     env.filters.update(  # numbers, and a variant's positions and attention, in the page's way
         pct=jinja2.pass_context(lambda c, fraction, decimals=1: percent(fraction, decimals, c["lang"])),
         num=jinja2.pass_context(lambda c, value, spec="": number(value, spec, c["lang"])),

@@ -15,6 +15,7 @@ training rows' coverage of the states a finite-state step can be in (pipeline/st
 
 import statistics
 
+import numpy as np
 import torch
 
 from pipeline.core.decoding import accuracy_by_length, sorted_tests
@@ -33,6 +34,7 @@ from pipeline.study.signed_handset import signed_handset_fits, signed_handset_mo
 from pipeline.study.variant import STARTS
 from pipeline.study.verdict_rows import READOUT, TRAINED
 from pipeline.study.verdict_sets import verdict_set
+from pipeline.tokens import DIGITS
 
 CONTROL_INITS = 3  # seeds a recipe's controls read: their starting weights, and the same seeds trained
 WEIGHTS = ("untrained", "handset", "trained")
@@ -133,10 +135,13 @@ def control_jobs(study, variants_dir, batch_size):
 
 def coverage_job(data, steps, batch_size, seed):
     """Worker: how many of a finite-state step's states one recipe's training rows visit (the rows as
-    its variant stage draws them)."""
+    its variant stage draws them), and, at each length, how many of the possible inputs they hold:
+    which lengths lie inside the training data whole."""
     rows = training_set(data.train_lengths, steps * batch_size, seed, data.repeats, data.long_counts)
     lengths = sorted(set(rows["lengths"].tolist()))
-    return coverage({n: rows["target"][rows["lengths"] == n][:, :n] for n in lengths})
+    sources = {n: rows["source"][rows["lengths"] == n][:, :n] for n in lengths}
+    inputs = {str(n): [len(np.unique(sources[n], axis=0)), DIGITS**n] for n in lengths}
+    return coverage({n: rows["target"][rows["lengths"] == n][:, :n] for n in lengths}) | {"inputs": inputs}
 
 
 def coverage_jobs(study):

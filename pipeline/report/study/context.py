@@ -10,7 +10,7 @@ from pipeline.infra.outputs import select
 from pipeline.report.claims import shorter_untrained
 from pipeline.report.study.lesson_claims import positionless_row
 from pipeline.report.study.readout_search import readout_search
-from pipeline.report.study.verdict_context import verdict_context
+from pipeline.report.study.verdict_context import models_context, verdict_context
 from pipeline.study.bar import best_variant, confirmation, row_reach
 from pipeline.tokens import DIGITS
 
@@ -245,6 +245,7 @@ def study_pages_context(params, m, claims, habit_claims):
     # the frozen search's reach, read under the study's rule for its variants (mean and every seed)
     search_rows = [searched(r, params.study.bar) for r in m["search"]["rows"]]
     tables = m["tables"]
+    verdict = verdict_context(m["verdict"], tables["verdict/per_seed"])
     return {
         "claims": claims,
         "by_id": {c.id: c for c in [*claims, *habit_claims]},
@@ -260,7 +261,8 @@ def study_pages_context(params, m, claims, habit_claims):
         "study": study_context(tables, m["study_meta"], m["diagnosis"], params.study),
         "margin": count_margin_context(m["count_margin"]),
         "margins_finite_state": m["study_meta"].get("margins_finite_state", []),
-        "verdict": verdict_context(m["verdict"], tables["verdict/per_seed"]),
+        "verdict": verdict,
+        "models": models_context(verdict),
         "certificate_rows": tables["verdict/certificates"].to_dict("records"),
         "search": search_context(m["search"], search_rows),
         "readout": readout_search(search_rows, params.study),

@@ -118,4 +118,25 @@ def coverage_context(found):
                 "digits": len(digits) + (fed != 10),
             }
         )
-    return {"states": found["states"], "visited": found["visited"], "missed": missed}
+    held = found.get("inputs", {})  # {length: [inputs the training rows hold, possible inputs]}
+    inputs = {int(n): {"held": k, "possible": every} for n, (k, every) in held.items()}
+    return {"states": found["states"], "visited": found["visited"], "missed": missed, "inputs": inputs}
+
+
+def models_context(verdict, shown_after=2):
+    """What the study's first page says its best model is, before what it scored: the first judged
+    recipe after the comparisons (`others`), the lengths whose every input its training rows hold
+    (`whole`) and the share they hold of the next `shown_after` lengths, and its controls at the
+    shortest and longest length they read. None where the verdict has no such recipe."""
+    best = verdict["others"][0] if verdict["others"] else None
+    if best is None or best["name"] not in verdict["coverage"]:
+        return None
+    inputs = verdict["coverage"][best["name"]]["inputs"]
+    whole = [n for n in sorted(inputs) if inputs[n]["held"] == inputs[n]["possible"]]
+    partial = [
+        {"n": n, "share": inputs[n]["held"] / inputs[n]["possible"]} for n in sorted(inputs) if n not in whole
+    ][:shown_after]
+    controls = verdict["controls"]
+    short, long = controls["lengths"][0], controls["lengths"][-1]
+    weights = controls["recipes"].get(best["name"], {})
+    return {"name": best["name"], "whole": whole, "partial": partial, "short": short, "long": long, **weights}
