@@ -68,7 +68,8 @@ def test_report_renders_the_claims_and_figures(reproduced_clone):
     header = (repo / "reports/claims.csv").read_text().splitlines()[0]
     assert (
         header
-        == "id,source,claim,expected,reproduced,tolerance,status,kind,seeds,words,undecided,lesson_error"
+        == "id,source,claim,expected,reproduced,tolerance,status,kind,seeds,words,undecided,lesson_error,"
+        "test,test_why"
     )
     readme, appendix = ((repo / f"reports/{page}").read_text() for page in ("README.md", "APPENDIX.md"))
     opening = " ".join(readme.split("\n\n")[2].split())  # after the title and the other edition's link
