@@ -185,6 +185,7 @@ def report_context(params: ReportParams, m, claims, environment):
         "probe": m["probe"],
         "depths": residual_depths(tables["probe/residual_table"], params.probe_depths),
         "benchmark": m["benchmark"],
+        "model_params": m["architecture"]["model_params"],
         "environment": environment,
         "params": params,
     }

@@ -9,27 +9,37 @@ from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from pipeline.report.inputs import memory_tokens, read_json, read_numbers, read_rows
 from pipeline.report.style import ENGLISH, fitted, legend_centred, plt, save
+from pipeline.tokens import VOCAB
 
 NORM_COLORS = {"post": "cb:blue", "pre": "cb:orange"}
 SUM_STYLES = {"with_sum": "o-", "without_sum": "x--"}
 STACKS = ("encoder", "decoder")  # the gradient table's stacks, bottom to top
 PATHS = ("encoder", "source_to_output")  # the Jacobian's two paths, each a panel
-PANEL_WIDTH = 3.8  # inches a Jacobian panel spans, its title wrapped to fit
+PANEL_WIDTH = 3.3  # inches a Jacobian panel spans, its title wrapped to fit
+PANEL_HEIGHT = 3.2  # inches beside the Jacobian panels, their y label wrapped to fit
 
 
 def plot_loss(losses_by_seed, floor, lesson_losses, path, w=ENGLISH):
     """Lesson 10, "La pérdida y su piso": every seed's loss, the lesson's printed losses and the floor
-    label smoothing sets. `lesson_losses`: {step: the loss the lesson printed}; `w`: the edition's words."""
-    fig, ax = plt.subplots(figsize=(7, 4))
+    label smoothing sets, beside a uniform guess's loss (ln VOCAB) and a note on why the first steps
+    stand far above it. `lesson_losses`: {step: the loss the lesson printed}; `w`: the edition's words."""
+    fig, ax = plt.subplots(figsize=(7, 4.6))
     for i, losses in enumerate(losses_by_seed):
         label = w("loss.seeds", seeds=len(losses_by_seed)) if i == 0 else None
         ax.plot(range(1, len(losses) + 1), losses, lw=0.6, alpha=0.55, color="cb:blue", label=label)
     steps, printed = list(lesson_losses), list(lesson_losses.values())
     ax.scatter(steps, printed, marker="D", s=40, color="cb:red", zorder=3, label=w("loss.lesson"))
     ax.axhline(floor, color="black", ls="--", lw=1.2, label=w("loss.floor", floor=floor))
+    uniform = math.log(VOCAB)  # every token equally likely: the loss whatever the smoothing
+    ax.axhline(uniform, color="grey", ls=":", lw=1.2, label=w("loss.uniform", vocab=VOCAB, uniform=uniform))
     ax.set(yscale="log", ylim=(floor * 0.9, None), title=w("loss.title"))
     ax.set(xlabel=w("loss.x"), ylabel=w("loss.y"))
     ax.legend(loc="upper right", fontsize=8)
+    # the first step's loss, in a note under the axis: an untrained model is not a uniform guess
+    first = [losses[0] for losses in losses_by_seed]
+    start = w("loss.start", low=min(first), high=max(first))
+    fig.text(0.02, 0.01, fitted(start, 6.8, 8.5), fontsize=8.5, va="bottom")
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     save(fig, path, w.lang)
 
 
@@ -138,7 +148,7 @@ def plot_jacobian_sweep(sweep_path, path, w=ENGLISH):
     """Input-output Jacobian norm at initialisation as layers are stacked, with and without sums."""
     rows = read_numbers(sweep_path)
     layers = [int(r["layers"]) for r in rows]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.4))
+    fig, axes = plt.subplots(1, 2, figsize=(8.6, 4.8), layout="constrained")
     for ax, stack in zip(axes, PATHS, strict=True):
         for norm, sums in product(NORM_COLORS, SUM_STYLES):
             key = f"{stack}_{norm}_{sums}"
@@ -147,11 +157,11 @@ def plot_jacobian_sweep(sweep_path, path, w=ENGLISH):
                 factor = (values[-1] / values[0]) ** (1 / (layers[-1] - layers[0]))  # geometric mean
                 label = w(f"jacobian.{sums}", norm=norm, factor=factor)
                 ax.plot(layers, values, SUM_STYLES[sums], color=NORM_COLORS[norm], label=label)
-        ax.set(yscale="log", xlabel=w("jacobian.x"), ylabel=w("jacobian.y"))
+        ax.set(yscale="log", xlabel=w("jacobian.x"), xticks=layers)
         ax.set_title(fitted(w(f"jacobian.{stack}"), PANEL_WIDTH, 11), fontsize=11)
-        legend_centred(ax, -0.2, ncol=1, fontsize=8)  # under the axis: the lines fill it
-    fig.suptitle(w("jacobian.title"), fontsize=10)
-    fig.tight_layout()
+        legend_centred(ax, -0.2, ncol=1, fontsize=8.5)  # under the axis: the lines fill it
+    fig.supylabel(fitted(w("jacobian.y"), PANEL_HEIGHT, 10), fontsize=10)  # once: both panels measure it
+    fig.suptitle(fitted(w("jacobian.title"), fig.get_figwidth(), 10), fontsize=10)
     save(fig, path, w.lang)
 
 
@@ -179,7 +189,7 @@ def plot_layernorm(cell_path, probe_metrics, path, w=ENGLISH):
 
 # ------------------------------------------------------------- the seeds of trained claims
 
-COLUMNS = 4
+COLUMNS = 2  # panels side by side: each wide enough to read at a page's width
 SHADE = {"pass": "cb:green", "fail": "cb:red", "wide": "grey"}
 
 
@@ -187,8 +197,8 @@ def plot_seed_distributions(claims, path, w=ENGLISH):
     """One small panel per trained claim, zoomed so that the interval's edges show."""
     trained = [c for c in claims if c.per_seed]
     rows = math.ceil(len(trained) / COLUMNS)
-    height = 1.3 * rows + 1.0  # inches: the panels, and a band on top for the title and the legend
-    fig, axes = plt.subplots(rows, COLUMNS, figsize=(3.3 * COLUMNS, height), squeeze=False)
+    height = 1.35 * rows + 1.3  # inches: the panels, and a band on top for the title and the legend
+    fig, axes = plt.subplots(rows, COLUMNS, figsize=(4.1 * COLUMNS, height), squeeze=False)
     for ax, c in zip(axes.flat, trained, strict=False):
         scale = 100 if c.percent else 1
         low, high = (scale * v for v in c.band)
@@ -198,14 +208,14 @@ def plot_seed_distributions(claims, path, w=ENGLISH):
         ax.axvspan(low, high, color=shade, alpha=0.15, lw=0)
         for edge in (low, high):
             ax.axvline(edge, color=shade, lw=1)
-        ax.scatter(values[:-3], [0] * len(c.per_seed), s=22, color="cb:blue", alpha=0.7, zorder=3)
-        ax.scatter([scale * c.lesson_value], [0], marker="D", s=46, color="cb:red", zorder=4)
+        ax.scatter(values[:-3], [0] * len(c.per_seed), s=40, color="cb:blue", alpha=0.7, zorder=3)
+        ax.scatter([scale * c.lesson_value], [0], marker="D", s=70, color="cb:red", zorder=4)
         ax.set(xlim=(min(values) - pad, max(values) + pad), yticks=[], ylim=(-1, 1))
         verdict = w("seeds.undecided" if c.undecided else f"seeds.{c.status}")
-        ax.set_title(f"{w.given('claims', c.id)} ({verdict})", fontsize=8.5)
-        ax.tick_params(axis="x", labelsize=7.5)
+        ax.set_title(f"{w.given('claims', c.id)} ({verdict})", fontsize=10)
+        ax.tick_params(axis="x", labelsize=9)
         ax.xaxis.set_major_locator(plt.MaxNLocator(4))
-        ax.set_xlabel("%" if c.percent else w("seeds.loss"), fontsize=7.5, labelpad=1)
+        ax.set_xlabel("%" if c.percent else w("seeds.loss"), fontsize=9, labelpad=1)
     for ax in list(axes.flat)[len(trained) :]:
         ax.axis("off")
     handles = [
@@ -214,11 +224,10 @@ def plot_seed_distributions(claims, path, w=ENGLISH):
         plt.Rectangle((0, 0), 1, 1, color="cb:green", alpha=0.3, label=w("seeds.band")),
         plt.Rectangle((0, 0), 1, 1, color="grey", alpha=0.3, label=w("seeds.wide")),
     ]
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.95 / height))
-    fig.suptitle(
-        w("seeds.title", seeds=len(trained[0].per_seed) if trained else 0), y=1 - 0.15 / height, fontsize=11
-    )
-    legend_centred(fig, 1 - 0.45 / height, ncol=4, fontsize=9, handles=handles, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 1.25 / height))
+    title = w("seeds.title", seeds=len(trained[0].per_seed) if trained else 0)
+    fig.suptitle(fitted(title, fig.get_figwidth(), 12), y=1 - 0.1 / height, va="top", fontsize=12)
+    legend_centred(fig, 1 - 0.6 / height, ncol=2, fontsize=10, handles=handles, frameon=False)
     save(fig, path, w.lang)
 
 

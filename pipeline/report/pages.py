@@ -188,7 +188,7 @@ def environment(templates=TEMPLATES):
     )
     env.globals.update(say=say, series=series)
     env.filters.update(cell=cell, quoted=quoted, ours=ours, changes=changes, verdict=verdict, stated=stated)
-    env.filters.update(strength=strength, recipe=recipe)
+    env.filters.update(strength=strength, recipe=recipe, capfirst=lambda text: text[:1].upper() + text[1:])
     env.filters.update(  # numbers, and a variant's positions and attention, in the page's way
         pct=jinja2.pass_context(lambda c, fraction, decimals=1: percent(fraction, decimals, c["lang"])),
         num=jinja2.pass_context(lambda c, value, spec="": number(value, spec, c["lang"])),

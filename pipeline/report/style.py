@@ -62,6 +62,11 @@ class Words:
         fallback (the name itself)."""
         return figure_words()[self.lang].get(key, {}).get(name, name if fallback is None else fallback)
 
+    def recipe(self, name):
+        """A study variant by the short name the study's pages give its recipe (`recipes`), else by
+        what it is (`variants`)."""
+        return self.given("recipes", name, self.given("variants", name))
+
 
 ENGLISH = Words("en")  # a figure's words where no edition is named
 

@@ -7,6 +7,7 @@ import textwrap
 
 import numpy as np
 
+from pipeline.infra.locale import Writer
 from pipeline.report.inputs import read_json, read_rows
 from pipeline.report.study.lesson_claims import POSITIONLESS_ROW
 from pipeline.report.study.verdict_figure import by_length
@@ -45,13 +46,15 @@ COUNTS = ("1", "2", "3", "4", "5", "6", "7+")
 LEGEND_WIDTH = 60  # characters a line of a legend under a half-width panel holds
 ZOOM_FLOOR = 95  # % at the bottom of the seeds figure's zoom on the bar
 MODEL_COLORS = (*PALETTE.values(), "black")  # the study's seven models, each its own colour
+PAGE_WIDTH = 8.6  # inches of a figure read at a page's width: its words stay legible there
 
 
 def bar_panels(bar, left_title, zoom_floor, zoom_title, height, w, layout=None):
     """Accuracy against length in two panels, every tested length and a zoom on the bar's lengths
     from `zoom_floor` %: the bar's accuracy dashed, the end of its lengths dotted."""
     low, high = bar["lengths"]
-    fig, axes = plt.subplots(1, 2, figsize=(12, height), gridspec_kw={"width_ratios": [3, 2]}, layout=layout)
+    size, ratios = (PAGE_WIDTH, height), {"width_ratios": [3, 2]}
+    fig, axes = plt.subplots(1, 2, figsize=size, gridspec_kw=ratios, layout=layout)
     for ax in axes:
         ax.axhline(100 * bar["accuracy"], color="black", ls="--", lw=1)
         ax.axvline(high + 0.5, color="grey", ls=":", lw=1)
@@ -78,8 +81,8 @@ def plot_study_accuracy(table_path, meta_path, path, w=ENGLISH):
     bar = 100 * meta["bar"]["accuracy"]
     first, last = meta["bar"]["lengths"]
     lengths = np.array([int(r["length"]) for r in rows])
-    zoom = w("study.zoom", low=first, high=last)
-    fig, axes = bar_panels(meta["bar"], w("study.all_lengths"), 90, zoom, 4.6, w)
+    zoom = fitted(w("study.zoom", low=first, high=last), 3.2, 12)
+    fig, axes = bar_panels(meta["bar"], w("study.all_lengths"), 90, zoom, 6.2, w, layout="constrained")
     crossing = []  # (lowest, highest) of each line between the bar's last length and the next
     for i, (variant, info) in enumerate(meta["variants"].items()):
         tested = [r for r in rows if r[variant] != ""]
@@ -87,7 +90,7 @@ def plot_study_accuracy(table_path, meta_path, path, w=ENGLISH):
         columns = [[float(r[variant + s]) for r in tested] for s in ("", "_min", "_max")]
         mean, low, high = 100 * np.array(columns)  # each a row of the array
         span = info["train_lengths"]
-        label = w.given("variants", variant)
+        label = w.recipe(variant)
         if span:  # the hand-set model trains on nothing: its name says so
             label += (
                 " ("
@@ -103,15 +106,15 @@ def plot_study_accuracy(table_path, meta_path, path, w=ENGLISH):
             ax.plot(x[trained], mean[trained], "o", color=color, ms=4)
         near = mean[(x >= last) & (x <= last + 1)]  # the line's span between the two lengths about it
         crossing += [(near.min(), near.max())] if len(near) else []
-    beside = {"textcoords": "offset points", "fontsize": 8}
+    beside = {"textcoords": "offset points", "fontsize": 9}
     # the bar's label where no line runs
     axes[0].annotate(f"{bar:.0f} %", (lengths.min() + 4, bar), xytext=(2, -12), **beside)
     # the dotted line's label along it, in the widest gap between the lines crossing it: none crosses it
     at = (last + 0.5, widest_gap(crossing, 0, 100))
     label = w("study.bar_lengths", low=first, high=last)
     axes[0].annotate(label, at, xytext=(3, 0), rotation=90, va="center", **beside)
-    axes[1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
-    fig.suptitle(w("study.title"), fontsize=10, y=1.05)  # two lines, clear of the panel titles
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=2, fontsize=9)
+    fig.suptitle(fitted(w("study.title"), fig.get_figwidth(), 10), fontsize=10)
     save(fig, path, w.lang)
 
 
@@ -291,13 +294,13 @@ def plot_study_seeds(per_seed_path, variant, confirmation, bar, path, w=ENGLISH)
         chosen = row_accuracy(confirmation)
         sets.insert(0, (w("seeds_figure.confirm"), chosen, "cb:orange", "x", -0.15))
     low, high = bar["lengths"]
-    zoom = w("seeds_figure.zoom", low=low, high=high, floor=ZOOM_FLOOR)
-    fig, axes = bar_panels(bar, w("study.all_lengths"), ZOOM_FLOOR, zoom, 4.8, w, layout="constrained")
+    zoom = fitted(w("seeds_figure.zoom", low=low, high=high, floor=ZOOM_FLOOR), 3.2, 12)
+    fig, axes = bar_panels(bar, w("study.all_lengths"), ZOOM_FLOOR, zoom, 5.6, w, layout="constrained")
     handles = []
     for name, by_seed, color, marker, shift in sets:
         lengths = sorted(set.intersection(*(set(by) for by in by_seed.values())))
         points = np.array([[by[n] for n in lengths] for by in by_seed.values()]) * 100  # (seeds, lengths)
-        seeds = ", ".join(map(str, sorted(by_seed)))
+        seeds = runs(sorted(by_seed))
         for ax, floor in zip(axes, (None, ZOOM_FLOOR + 0.1), strict=True):  # zoom: low points at its floor
             for row in points:
                 shown = row if floor is None else np.maximum(row, floor)
@@ -309,9 +312,9 @@ def plot_study_seeds(per_seed_path, variant, confirmation, bar, path, w=ENGLISH)
     lines = {"--": w("seeds_figure.bar", bar=100 * bar["accuracy"]),
              ":": w("seeds_figure.floor", floor=100 * bar["seed_floor"])}  # fmt: skip
     handles += [plt.Line2D([], [], color="black", ls=ls, lw=1, label=label) for ls, label in lines.items()]
-    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8)
-    title = w("seeds_figure.title", variant=w.given("variants", variant))
-    fig.suptitle(textwrap.fill(title, 150), fontsize=10)  # a long variant name wraps, not widens
+    fig.legend(handles=handles, loc="outside lower center", ncol=1, fontsize=9)
+    title = w("seeds_figure.title", variant=w.recipe(variant))
+    fig.suptitle(fitted(title, fig.get_figwidth(), 10.5), fontsize=10.5)  # a long name wraps, not widens
     save(fig, path, w.lang)
 
 
@@ -333,7 +336,7 @@ RUNGS = (
 )
 
 
-RUNG_TITLE_WIDTH = 140  # characters a line of a rung's title holds within its panel
+RUNG_TITLE_WIDTH = 8.0  # inches a line of a rung's title spans within its panel
 
 
 def rung_data(where, name, per_seed, meta, rows, verdict_rows=()):
@@ -355,17 +358,33 @@ def rung_data(where, name, per_seed, meta, rows, verdict_rows=()):
     return row_accuracy(row), row["recipe"]["train_lengths"], row["name"]
 
 
+def rung_label(w, where, name, meta, rows):
+    """What a rung is, in the edition's words, its training steps filled in where the words name them."""
+    steps = None
+    if where == "study":
+        steps = meta["variants"].get(name, {}).get("steps")
+    elif where == "search":
+        steps = next((r["recipe"].get("steps") for r in rows if r["name"] == name), None)
+    return Writer(w.lang).format(w.given("rungs", name, name), steps=steps)
+
+
+def runs(numbers):
+    """Whole numbers, in order, as runs: [1, 2, 3, 5] as "1-3, 5"; "" for none."""
+    found = []
+    for n in numbers:
+        if found and found[-1][1] == n - 1:
+            found[-1][1] = n
+        else:
+            found.append([n, n])
+    return ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in found)
+
+
 def lengths_at_the_bar(points, lengths, bar):
     """The lengths at the bar (the study's one rule, pipeline/study/bar.py), as runs ("1-12, 14"), or
     None (`points`: (seeds, lengths), in %)."""
-    rule, runs = BarParams(**bar), []
-    for n, column in zip(lengths, points.T, strict=True):
-        if at_the_bar(column / 100, rule):
-            if runs and runs[-1][1] == n - 1:
-                runs[-1][1] = n
-            else:
-                runs.append([n, n])
-    return ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs) or None
+    rule = BarParams(**bar)
+    at = [n for n, column in zip(lengths, points.T, strict=True) if at_the_bar(column / 100, rule)]
+    return runs(at) or None
 
 
 def rung_title(w, name, label, seeds, trained, at, bar):
@@ -384,12 +403,12 @@ def plot_ladder(per_seed_path, meta, rows, bar, path, w=ENGLISH, verdict_path=No
     per_seed = read_rows(per_seed_path)
     verdict_rows = read_rows(verdict_path) if verdict_path else []
     rungs = [
-        (w.given("rungs", name, name), d)
+        (rung_label(w, where, name, meta, rows), d)
         for where, name in RUNGS
         if (d := rung_data(where, name, per_seed, meta, rows, verdict_rows))
     ]
     # constrained: each panel's room above it as tall as its own title, and a clear gap above that title
-    size = (9.5, 1.4 * len(rungs) + 0.9)
+    size = (PAGE_WIDTH, 1.5 * len(rungs) + 1.0)
     fig, axes = plt.subplots(len(rungs), 1, figsize=size, sharex=True, squeeze=False, layout="constrained")
     fig.get_layout_engine().set(h_pad=8 / 72, hspace=0)
     for ax, (label, (by_seed, trained, name)) in zip(axes[:, 0], rungs, strict=True):
@@ -405,17 +424,17 @@ def plot_ladder(per_seed_path, meta, rows, bar, path, w=ENGLISH, verdict_path=No
         title = rung_title(
             w, name, label, len(by_seed), trained, lengths_at_the_bar(points, lengths, bar), bar
         )
-        ax.set_title(textwrap.fill(title, RUNG_TITLE_WIDTH), loc="left", fontsize=8.5, pad=8)
+        ax.set_title(fitted(title, RUNG_TITLE_WIDTH, 9.5), loc="left", fontsize=9.5, pad=8)
         ax.set(ylim=(-5, 105), yticks=(0, 50, 100), xlim=(0.3, max(lengths) + 0.7))
     axes[-1, 0].set_xlabel(w("input_length"))
-    fig.supylabel(w("sorted_exactly"), fontsize=9)
+    fig.supylabel(w("sorted_exactly"), fontsize=10)
     handles = [
         plt.Line2D([], [], marker="o", color="cb:blue", ls="none", ms=4, label=w("ladder.seed")),
         plt.Line2D([], [], color="black", lw=1.1, label=w("ladder.mean")),
         plt.Line2D([], [], color="cb:red", ls="--", lw=0.9, label=w("ladder.bar", bar=100 * bar["accuracy"])),
         plt.Rectangle((0, 0), 1, 1, color="0.88", label=w("ladder.trained")),
     ]
-    fig.legend(handles=handles, fontsize=8, loc="outside lower center", ncol=4)
+    fig.legend(handles=handles, fontsize=9.5, loc="outside lower center", ncol=2)
     fig.suptitle(w("ladder.title"), fontsize=11)
     save(fig, path, w.lang)
 

@@ -6,7 +6,7 @@ training makes of it, side by side."""
 import numpy as np
 
 from pipeline.report.inputs import read_json, read_rows
-from pipeline.report.style import ENGLISH, cycle_color, plt, save
+from pipeline.report.style import ENGLISH, cycle_color, fitted, plt, save
 from pipeline.study.verdict_rows import HANDSET, READOUT, TRAINED
 
 
@@ -28,7 +28,8 @@ def contiguous(lengths):
 def plot_verdict(record_path, per_seed_path, path, w=ENGLISH):
     record, rows = read_json(record_path), read_rows(per_seed_path)
     kinds, bar = record["kinds"], record["bar"]
-    fig, axes = plt.subplots(1, len(kinds), figsize=(13, 4.6), sharey=True, layout="constrained")
+    # narrow enough to read at a page's width: a panel a kind, the legend in one column under them
+    fig, axes = plt.subplots(1, len(kinds), figsize=(8.6, 5.6), sharey=True, layout="constrained")
     handles = {}
     for ax, kind in zip(np.atleast_1d(axes), kinds, strict=True):
         for i, (name, info) in enumerate(record["variants"].items()):
@@ -42,7 +43,7 @@ def plot_verdict(record_path, per_seed_path, path, w=ENGLISH):
                 if name == HANDSET
                 else w(
                     "verdict_figure.certified" if certified else "verdict_figure.trained",
-                    name=w.given("variants", name),
+                    name=w.recipe(name),
                     seeds=len(info["seeds"]),
                 )
             )
@@ -68,7 +69,7 @@ def plot_verdict(record_path, per_seed_path, path, w=ENGLISH):
                 ax.vlines(beyond, low, high, color=color, lw=2.5, alpha=0.35)  # the seeds' range there
             read = by_length(rows, name, kind, READOUT)
             if read:  # hollow marks under the trained lines: at 100 % they show around them
-                label = w("verdict_figure.readout", name=w.given("variants", name))
+                label = w("verdict_figure.readout", name=w.recipe(name))
                 handles[label] = ax.plot(
                     list(read),
                     [100 * np.mean(v) for v in read.values()],
@@ -80,17 +81,18 @@ def plot_verdict(record_path, per_seed_path, path, w=ENGLISH):
                 )[0]
         ax.axhline(100 * bar["accuracy"], color="grey", ls=":", lw=1)
         ax.set(
-            title=w(f"verdict_figure.kind.{kind}"),
-            xlabel=w("input_length"),
+            title=fitted(w(f"verdict_figure.kind.{kind}"), 3.0, 10),
+            xlabel=fitted(w("input_length"), 2.5, 10),
             xlim=(0, record["max_length"] + 2),
             ylim=(-3, 103),
         )
+        ax.title.set_fontsize(10)
     np.atleast_1d(axes)[0].set_ylabel(w("sorted_exactly"))
     handles[w("verdict_figure.beyond")] = plt.Line2D([], [], color="grey", ls=":", marker="o", ms=4, lw=1)
     handles[w("verdict_figure.bar", bar=100 * bar["accuracy"])] = plt.Line2D(
         [], [], color="grey", ls=":", lw=1
     )
-    fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncol=2, fontsize=8)
+    fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncol=1, fontsize=9)
     title = w("verdict_figure.title", size=record["test_size"], longest=record["max_length"])
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(fitted(title, fig.get_figwidth(), 10.5), fontsize=10.5)
     save(fig, path, w.lang)
