@@ -25,15 +25,18 @@ from pipeline.infra.workers import seed_processes, set_up_worker
 from pipeline.model.checkpoint import check_fits, checkpoint_path, load_checkpoint
 from pipeline.model.hooks import attention_weights
 from pipeline.model.reference import holds_reference, reference_gap
-from pipeline.params.lesson import EXAMPLE_INPUT
+from pipeline.params.lesson import EXAMPLE_INPUT, LESSON_TEST_SIZE
 from pipeline.params.rules import as_dict
 from pipeline.params.sections import EvaluateParams
 from pipeline.tokens import BOS
 
 
-def evaluate_model(model, test, lengths, batch_size, device, trained=(), beam_size=4, length_penalty=0.6):
+def evaluate_model(
+    model, test, lengths, batch_size, device, trained=(), beam_size=4, length_penalty=0.6, beam_rows=None
+):
     """Per length, greedy accuracy and the failing rows of greedy; at the `trained` lengths, where
-    the lesson's claims read them, teacher forcing and the paper's beam search too. `model` is one
+    the lesson's claims read them, teacher forcing and the paper's beam search too, the beam on the
+    first `beam_rows` rows (all where None: a beam of k decodes k rows for each one). `model` is one
     model or several decoded as one (ModelsTogether). Returns, one a model, the accuracies as rows
     ({decoder, length, seq_acc, digit_acc}) and the failures by length."""
     together = model if isinstance(model, ModelsTogether) else ModelsTogether([model])
@@ -42,11 +45,15 @@ def evaluate_model(model, test, lengths, batch_size, device, trained=(), beam_si
         chosen = dict(GREEDY)
         if n in trained:
             chosen["tf"] = lambda m, src: teacher_forced(m, src, shifted_targets(src))
-            chosen["beam"] = lambda m, src: beam_search(m, src, beam_size, length_penalty)
         return {name: together.decoder(decode) for name, decode in chosen.items()}
 
     tests = {n: test[n] for n in lengths}
-    rows, decoded = accuracy_by_length(together, tests, batch_size, device, decoders)
+    found, decoded = accuracy_by_length(together, tests, batch_size, device, decoders)
+    beam = {"beam": together.decoder(lambda m, src: beam_search(m, src, beam_size, length_penalty))}
+    first = slice(0, beam_rows)  # the first rows: their batches are the ones greedy decodes them in
+    beam_tests = {n: tuple(a[first] for a in tests[n]) for n in lengths if n in trained}
+    beamed, _ = accuracy_by_length(together, beam_tests, batch_size, device, beam)
+    rows = [r for n in lengths for r in found + beamed if r["length"] == n]  # each length's decoders
     results = []
     for i in range(len(together.models)):
         own = [r | {"seq_acc": r["seq_acc"][i], "digit_acc": r["digit_acc"][i]} for r in rows]
@@ -60,6 +67,9 @@ def evaluate_model(model, test, lengths, batch_size, device, trained=(), beam_si
 
 
 REFERENCE_ROWS = 1000  # teacher-forced sequences on which ours and nn.Transformer are compared
+# Beam search decodes beam_size rows for each row: it reads the trained length's first rows, as many as
+# the lesson's own test has (its "datos(1000, ...)"), where greedy and teacher forcing read them all.
+BEAM_ROWS = LESSON_TEST_SIZE
 
 
 def evaluate_group(seeds, test, models_dir, lengths, train_lengths, device, ev: EvaluateParams):
@@ -77,8 +87,9 @@ def evaluate_group(seeds, test, models_dir, lengths, train_lengths, device, ev: 
         raise DataError(f"the checkpoints in {models_dir} have different configurations: retrain them")
     trained = [n for n in lengths if n in train_lengths] or list(lengths)
     evaluated = evaluate_model(
-        ModelsTogether(models), test, lengths, ev.batch_size, device, trained, ev.beam_size, ev.length_penalty
-    )
+        ModelsTogether(models), test, lengths, ev.batch_size, device, trained,
+        ev.beam_size, ev.length_penalty, BEAM_ROWS,
+    )  # fmt: skip
     return [
         seed_result(model.cpu(), rows, failures, test, lengths, train_lengths, ev)
         for model, (rows, failures) in zip(models, evaluated, strict=True)

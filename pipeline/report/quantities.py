@@ -131,7 +131,7 @@ def training_quantities(losses, seeds, label_smoothing):
     return {f"q.{k}": v for k, v in shares.items()} | lazily(gap=gap)
 
 
-def evaluation_quantities(e, reference_table, example, seeds):
+def evaluation_quantities(e, reference_table, example, seeds, test_size):
     def reference():  # absent where nn.Transformer cannot hold the model: the claim is a note then
         if reference_table.empty:
             return None
@@ -143,9 +143,12 @@ def evaluation_quantities(e, reference_table, example, seeds):
         outputs = example["outputs_by_seed"].values()
         return {"same": sum(out == lesson.EXAMPLE_OUTPUT for out in outputs), "seeds": len(outputs)}
 
-    beam = (100 * e["beam_seq_acc"], 100 * e["greedy_seq_acc"])
+    # beam search reads the trained length's first rows, as many as the lesson's test (evaluate.py)
+    rows = min(lesson.LESSON_TEST_SIZE, test_size)
+    beam = (100 * e["beam_seq_acc"], rows, 100 * e["greedy_seq_acc"], test_size)
+    said = "beam {:.1f} % on the first {:,} rows, greedy {:.1f} % on {:,}"
     return {"evaluate.reference": reference()} | lazily(
-        beam_against_greedy=lambda: Phrase("beam {:.1f} %, greedy {:.1f} %", *beam),
+        beam_against_greedy=lambda: Phrase(said, *beam),
         example_outputs=example_outputs,
     )
 
@@ -193,7 +196,9 @@ def quantities(params: ReportParams, m, benchmark):
         **architecture_quantities(m["architecture"], m["tables"]["architecture/by_heads"]),
         **probe_quantities(m["probe"], tables),
         **training_quantities(tables["train/losses"], seeds, params.train.label_smoothing),
-        **evaluation_quantities(m["evaluate"], tables["evaluate/reference"], m.get("example"), seeds),
+        **evaluation_quantities(
+            m["evaluate"], tables["evaluate/reference"], m.get("example"), seeds, params.data.test_size
+        ),
         **norm_quantities(tables["norm/by_seed"], seeds[: params.norm_count]),
         "q.chance_of_a_zero": 1 - 0.9**10,
         "q.gemma_parameters": gemma_parameters(),
