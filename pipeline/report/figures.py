@@ -8,7 +8,7 @@ from pathlib import Path
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from pipeline.report.inputs import memory_tokens, read_json, read_numbers, read_rows
-from pipeline.report.style import ENGLISH, fitted, legend_centred, plt, save
+from pipeline.report.style import ENGLISH, PAGE_WIDTH, fitted, legend_centred, plt, save
 from pipeline.tokens import VOCAB
 
 NORM_COLORS = {"post": "cb:blue", "pre": "cb:orange"}
@@ -148,7 +148,7 @@ def plot_jacobian_sweep(sweep_path, path, w=ENGLISH):
     """Input-output Jacobian norm at initialisation as layers are stacked, with and without sums."""
     rows = read_numbers(sweep_path)
     layers = [int(r["layers"]) for r in rows]
-    fig, axes = plt.subplots(1, 2, figsize=(8.6, 4.8), layout="constrained")
+    fig, axes = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 4.8), layout="constrained")
     for ax, stack in zip(axes, PATHS, strict=True):
         for norm, sums in product(NORM_COLORS, SUM_STYLES):
             key = f"{stack}_{norm}_{sums}"

@@ -18,6 +18,7 @@ from matplotlib.ticker import ScalarFormatter  # noqa: E402
 from pipeline.infra import files  # noqa: E402
 from pipeline.infra.figure_layout import CrowdedFigure, layout_faults, settle  # noqa: E402
 from pipeline.infra.locale import Writer, number, percent  # noqa: E402
+from pipeline.report.pages import catalogue  # noqa: E402
 
 FIGURE_WORDS = Path(__file__).with_name("figure_words.yaml")
 
@@ -63,9 +64,18 @@ class Words:
         return figure_words()[self.lang].get(key, {}).get(name, name if fallback is None else fallback)
 
     def recipe(self, name):
-        """A study variant by the short name the study's pages give its recipe (`recipes`), else by
-        what it is (`variants`)."""
-        return self.given("recipes", name, self.given("variants", name))
+        """A study variant by the short name the study's pages give its recipe (the page catalogue's
+        recipe_names: one list for the pages and their figures), else by what it is (`variants`)."""
+        return recipe_names(self.lang).get(name) or self.given("variants", name)
+
+
+PAGE_WIDTH = 8.6  # inches of a figure read at a page's width: its words stay legible there
+
+
+@functools.cache
+def recipe_names(lang):
+    """{variant: its recipe's short name} in `lang`, as the study's pages say it."""
+    return catalogue(lang).get("recipe_names", {})
 
 
 ENGLISH = Words("en")  # a figure's words where no edition is named

@@ -21,12 +21,10 @@ from pipeline.infra.entry import RUNS_DIR
 PIPELINES = {"the lesson's": Path("dvc.yaml"), "the study's": Path("study/dvc.yaml")}
 
 
-def pipeline_of(stage):
-    """Which pipeline file declares `stage` (a foreach stage's `name@key` by its name), or None."""
-    for name, path in PIPELINES.items():
-        if path.exists() and stage.split("@")[0] in yaml.safe_load(path.read_text())["stages"]:
-            return name
-    return None
+def stages_by_pipeline():
+    """{pipeline: the stage names its file declares} (a foreach stage by its name, without `@key`)."""
+    found = {name: path for name, path in PIPELINES.items() if path.exists()}
+    return {name: set(yaml.safe_load(path.read_text())["stages"]) for name, path in found.items()}
 
 
 def read_records(folder=RUNS_DIR):
@@ -48,11 +46,11 @@ def table(records):
     width = max(len(r["stage"]) for r in records)
     lines = [f"{'stage':<{width}}  {'seconds':>8}  finished"]
     lines += [f"{r['stage']:<{width}}  {r['seconds']:8.1f}  {r.get('finished', '')}" for r in records]
-    for name in PIPELINES:
-        seconds = [r["seconds"] for r in records if pipeline_of(r["stage"]) == name]
+    for name, stages in stages_by_pipeline().items():
+        seconds = [r["seconds"] for r in records if r["stage"].split("@")[0] in stages]
         if seconds:
             lines.append(f"{'sum, ' + name:<{width}}  {sum(seconds):8.1f}")
-    last = records[-1]
+    last = next((r for r in reversed(records) if "threads" in r), records[-1])  # a stage's full record
     lines.append(
         f"on {last.get('platform', '?')}, {last.get('threads', '?')} threads, "
         f"torch {last.get('torch', '?')}, CPU code paths {last.get('cpu_capability', '?')}; "

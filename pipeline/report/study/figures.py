@@ -13,6 +13,7 @@ from pipeline.report.study.lesson_claims import POSITIONLESS_ROW
 from pipeline.report.study.verdict_figure import by_length
 from pipeline.report.style import (
     ENGLISH,
+    PAGE_WIDTH,
     PALETTE,
     cycle_color,
     fitted,
@@ -46,7 +47,6 @@ COUNTS = ("1", "2", "3", "4", "5", "6", "7+")
 LEGEND_WIDTH = 60  # characters a line of a legend under a half-width panel holds
 ZOOM_FLOOR = 95  # % at the bottom of the seeds figure's zoom on the bar
 MODEL_COLORS = (*PALETTE.values(), "black")  # the study's seven models, each its own colour
-PAGE_WIDTH = 8.6  # inches of a figure read at a page's width: its words stay legible there
 
 
 def bar_panels(bar, left_title, zoom_floor, zoom_title, height, w, layout=None):

@@ -6,7 +6,7 @@ training makes of it, side by side."""
 import numpy as np
 
 from pipeline.report.inputs import read_json, read_rows
-from pipeline.report.style import ENGLISH, cycle_color, fitted, plt, save
+from pipeline.report.style import ENGLISH, PAGE_WIDTH, cycle_color, fitted, plt, save
 from pipeline.study.verdict_rows import HANDSET, READOUT, TRAINED
 
 
@@ -29,7 +29,7 @@ def plot_verdict(record_path, per_seed_path, path, w=ENGLISH):
     record, rows = read_json(record_path), read_rows(per_seed_path)
     kinds, bar = record["kinds"], record["bar"]
     # narrow enough to read at a page's width: a panel a kind, the legend in one column under them
-    fig, axes = plt.subplots(1, len(kinds), figsize=(8.6, 5.6), sharey=True, layout="constrained")
+    fig, axes = plt.subplots(1, len(kinds), figsize=(PAGE_WIDTH, 5.6), sharey=True, layout="constrained")
     handles = {}
     for ax, kind in zip(np.atleast_1d(axes), kinds, strict=True):
         for i, (name, info) in enumerate(record["variants"].items()):
