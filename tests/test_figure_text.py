@@ -14,7 +14,7 @@ from pipeline.report.quantities import quantities
 from pipeline.report.report import EDITIONS, draw_edition, lesson_values, read_metrics
 from pipeline.report.study import figures as study_figures
 from pipeline.report.study import report as study_report
-from pipeline.report.style import Words, plt, save
+from pipeline.report.style import Words, plt, save, shared_dashes
 from pipeline.stages.report import report_params
 from pipeline.study.load import load_params
 
@@ -127,3 +127,11 @@ def test_the_diagnosis_figures_read_cleanly_at_any_number_of_diagnosis_lengths(k
         for plot in (study_figures.plot_study_attention, study_figures.plot_study_diagnosis):
             plot(cut, tmp_path / f"{plot.__name__}_{lang}.png", Words(lang))
     assert len(list(tmp_path.glob("*.png"))) == 2 * len(EDITIONS)
+
+
+def test_lines_drawn_over_one_another_take_turns_in_their_dashes():
+    """study_length.png: models at 100 % at every length share one line; each shows in the others' gaps."""
+    same, other = ((1, 2), (100.0, 100.0)), ((1, 2), (100.0, 90.0))
+    dashes = shared_dashes({"a": same, "b": other, "c": same, "d": same})
+    assert set(dashes) == {"a", "c", "d"}  # "b" runs alone: its own style
+    assert [dashes[n][0] for n in "acd"] == [0, 6, 12] and {dashes[n][1] for n in "acd"} == {(6, 12)}

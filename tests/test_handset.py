@@ -8,6 +8,7 @@ import pytest
 
 from pipeline.core.decoding import accuracy_by_length, sorted_tests
 from pipeline.infra.errors import ConfigError
+from pipeline.report.study.context import HANDSET_BREAKS, HANDSET_LONGEST  # the appendix says them too
 from pipeline.study.counting_sort import SUMS, counting_sort_model
 from pipeline.study.forced import forced_greedy
 from pipeline.study.params import check_handset_fits
@@ -33,7 +34,7 @@ def sequences(length, rows=1000, seed=0):
 @pytest.mark.slow
 def test_the_hand_set_model_sorts_every_length_from_1_to_40():
     model = counting_sort_model()
-    accuracy = {n: exact(model, sequences(n), 1000) for n in range(1, 41)}
+    accuracy = {n: exact(model, sequences(n), 1000) for n in range(1, HANDSET_LONGEST + 1)}
     assert all(a == 1.0 for a in accuracy.values()), {n: a for n, a in accuracy.items() if a < 1}
 
 
@@ -41,8 +42,9 @@ def test_it_sorts_the_inputs_that_break_trained_models():
     """Many copies of one digit (the counts training on lengths up to 10 never shows), at lengths
     the trained models fail at."""
     model = counting_sort_model()
-    rows = [[d] * 39 + [e] for d in range(10) for e in range(10)]  # 39 copies of one digit, one other
-    rows += [list(range(10)) + [7] * 30]  # all ten digits, one of them 31 times
+    longest = HANDSET_LONGEST
+    rows = [[d] * (longest - 1) + [e] for d in range(10) for e in range(10)]  # all but one a copy of d
+    rows += [list(range(10)) + [7] * (longest - 10)]  # all ten digits, 7 filling the rest
     for length in (20, 40):
         assert exact(model, sequences(length, 200), 200) == 1.0
     assert exact(model, np.array(rows[:-1]), 100) == 1.0
@@ -52,7 +54,7 @@ def test_it_sorts_the_inputs_that_break_trained_models():
 def test_without_its_constant_or_its_sink_layernorm_breaks_the_count():
     """Post-norm LayerNorm divides the stream by its norm: without a large constant part a growing
     count moves the normaliser, and without the sink a count leaks into every dimension's mean."""
-    long = sequences(20, 200)
+    long = sequences(HANDSET_BREAKS, 200)
     assert exact(counting_sort_model(const=0.0), long, 200) < 0.5
     assert exact(counting_sort_model(sink=False), long, 200) < 0.5
 

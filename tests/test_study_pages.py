@@ -83,6 +83,7 @@ def test_the_pages_read_the_study_and_the_lessons_results_only():
     assert set(m["tables"]) == {
         "study/per_seed",
         "study/bar",
+        "study/count_margin",
         "verdict/per_seed",
         "verdict/certificates",
         "data/by_length",

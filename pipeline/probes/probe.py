@@ -80,6 +80,8 @@ def run_probes(p: ProbeParams, seed, length, models_dir, test_path):
     metrics["layernorm_eps_model"] = next(m.eps for m in model.modules() if isinstance(m, torch.nn.LayerNorm))
     metrics["grad_trained_is_post"] = model.config.norm == "post"
     metrics["grad_other_norm_trained"] = False
+    metrics["jacobian_sweep_sequences"] = SWEEP_BATCH  # the pages say how many rows the sweep read
+
     tables = {
         "layernorm_cell.csv": layernorm_rows(ln),
         "residual_table.csv": table,

@@ -98,7 +98,7 @@ def judge(entry, value):
         return dict(reproduced=shown, tolerance=Phrase("more than half the seeds"), status=outcome(ok))
     if rule == "thirds":
         nearest = f"{round(3 * value)}/3"
-        shown, ok = Phrase("{:.3f} (nearest third: {})", value, nearest), nearest == expected
+        shown, ok = Phrase("{:.3f}, nearest to {} among the thirds", value, nearest), nearest == expected
         return dict(reproduced=shown, tolerance=Phrase("rounds to the stated third"), status=outcome(ok))
     if rule == "exact":
         shown = written(value)  # the lesson's value, where it reads as ours, written as ours

@@ -12,7 +12,7 @@ from pipeline.infra.outputs import by_seed, one, paired_difference, select
 from pipeline.params.lesson import LESSON_TEST_SIZE
 from pipeline.report.claims import counts, load_claims
 from pipeline.report.inputs import ReportParams
-from pipeline.report.judging import t_975
+from pipeline.report.judging import WIDEST, t_975
 
 # The numbers lesson 10 prints that the first screen sets against ours, in the lesson's order; then
 # the digits of its length table, which the figure below the first table draws beside.
@@ -167,6 +167,7 @@ def report_context(params: ReportParams, m, claims, environment):
         "digits_summary": [by_id[i] for i in DIGITS_SUMMARY if i in by_id],
         "norm": norm_context(tables, seeds[: params.norm_count], params.train.steps),
         "jacobian": jacobian_context(tables["probe/jacobian_sweep"]),
+        "widest_points": round(100 * WIDEST["accuracy"]),  # an accuracy's band wider than this says nothing
         "lesson_map": lesson_map(by_id),
         "seeds": list(seeds),
         "test_size": params.data.test_size,

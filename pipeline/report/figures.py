@@ -17,6 +17,7 @@ STACKS = ("encoder", "decoder")  # the gradient table's stacks, bottom to top
 PATHS = ("encoder", "source_to_output")  # the Jacobian's two paths, each a panel
 PANEL_WIDTH = 3.3  # inches a Jacobian panel spans, its title wrapped to fit
 PANEL_HEIGHT = 3.2  # inches beside the Jacobian panels, their y label wrapped to fit
+TEXT = 10  # points of every text of a page-wide figure: the size the other figures' texts read at
 
 
 def plot_loss(losses_by_seed, floor, lesson_losses, path, w=ENGLISH):
@@ -73,24 +74,28 @@ def plot_cross_attention(example_path, path, w=ENGLISH):
     example = read_json(example_path)
     layers = example["cross_attention"]  # [layer][head][output step][input position]
     n_layers, n_heads = len(layers), len(layers[0])
-    size = (2.3 * n_heads + 1, 2.4 * n_layers + 0.6)
-    fig, axes = plt.subplots(n_layers, n_heads, figsize=size, squeeze=False)
+    # a page's width, every text at TEXT points: at a page's width it reads as large as the other figures'
+    size = (PAGE_WIDTH, 1.85 * n_layers + 0.8)
+    fig, axes = plt.subplots(n_layers, n_heads, figsize=size, squeeze=False, layout="constrained")
     memory, emitted = memory_tokens(example), [str(d) for d in example["output"]]
     steps = [w("cross.step", read=r, wrote=e) for r, e in zip(["BOS"] + emitted[:-1], emitted, strict=True)]
     for i, layer in enumerate(layers):
         for h, weights in enumerate(layer):
             ax = axes[i][h]
             image = ax.imshow(weights, cmap="viridis", vmin=0, vmax=1)
-            ax.set_xticks(range(len(memory)), memory, fontsize=7)
-            ax.set_yticks(range(len(emitted)), steps if h == 0 else [], fontsize=7)
+            ax.set_xticks(range(len(memory)), memory, fontsize=TEXT)
+            ax.set_yticks(range(len(emitted)), steps if h == 0 else [], fontsize=TEXT)
+            ax.tick_params(length=2, pad=1)  # the digits close under their columns
             ax.grid(False)
-            ax.set_title(w("cross.panel", layer=i + 1, head=h + 1), fontsize=9)
-            if h == 0:
-                ax.set_ylabel(w("cross.y"))
-    fig.supxlabel(w("cross.x"), fontsize=10)  # once under every panel: a long label fits
-    fig.colorbar(image, ax=axes, shrink=0.7, label=w("attention_weight"))
+            ax.set_title(w("cross.panel", layer=i + 1, head=h + 1), fontsize=TEXT)
+    fig.supxlabel(w("cross.x"), fontsize=TEXT)  # each axis named once, under and beside all the panels
+    fig.supylabel(w("cross.y"), fontsize=TEXT)
+    bar = fig.colorbar(image, ax=axes, shrink=0.8)
+    bar.set_label(w("attention_weight"), fontsize=TEXT)
+    bar.ax.tick_params(labelsize=TEXT)
     digits = " ".join(map(str, example["input"]))
-    fig.suptitle(w("cross.title", digits=digits, seed=example["seed"]), fontsize=10)
+    title = w("cross.title", digits=digits, seed=example["seed"])
+    fig.suptitle(fitted(title, PAGE_WIDTH, TEXT), fontsize=TEXT)
     save(fig, path, w.lang)
 
 
@@ -116,7 +121,9 @@ def plot_gradient_depth(grad_path, path, w=ENGLISH):
     rows = read_rows(grad_path)
     names = [w("gradient.sublayer", stack=w(f"gradient.{r['stack']}"), layer=int(r["layer"]) + 1,
                kind=w(f"gradient.{r['sublayer']}")) for r in rows]  # fmt: skip
-    fig, ax = plt.subplots(figsize=(8, 4.2))
+    # a page's width, every text at TEXT points (the notes too): as large at a page's width as the other
+    # figures' texts
+    fig, ax = plt.subplots(figsize=(PAGE_WIDTH, 5.4), layout="constrained")
     gradients = {f"{n}_{when}": (n, when == "trained") for n in NORM_COLORS for when in ("init", "trained")}
     for column in [c for c in rows[0] if c in gradients]:  # the table's order: the figure's layers
         norm, trained = gradients[column]
@@ -135,12 +142,14 @@ def plot_gradient_depth(grad_path, path, w=ENGLISH):
         ratios = w("gradient.ratios", norm=norm, bottom=v[0] / v[-1], **spreads)
         # beside the axis in its colour: post-norm's at the top, pre-norm's at the bottom, never on each other
         y, va = (0.98, "top") if norm == "post" else (0.02, "bottom")
-        ax.text(1.02, y, ratios, color=color, fontsize=7.5, va=va, transform=ax.transAxes)
+        ax.text(1.02, y, ratios, color=color, fontsize=TEXT, va=va, transform=ax.transAxes)
     ax.set(yscale="log", xlim=(-0.5, len(rows) - 0.1))  # room on the right for the arrows
-    ax.set_xticks(range(len(rows)), names, rotation=45, ha="right", fontsize=8)
-    ax.set_title(w("gradient.title"))
-    ax.set(xlabel=w("gradient.x"), ylabel=w("gradient.y"))
-    ax.legend(fontsize=8)
+    ax.set_xticks(range(len(rows)), names, rotation=45, ha="right", rotation_mode="anchor", fontsize=TEXT)
+    ax.tick_params(labelsize=TEXT)
+    ax.set_title(fitted(w("gradient.title"), 7, TEXT + 1), fontsize=TEXT + 1)  # within the canvas
+    ax.set_xlabel(w("gradient.x"), fontsize=TEXT)
+    ax.set_ylabel(w("gradient.y"), fontsize=TEXT)
+    ax.legend(fontsize=TEXT, loc="upper left")
     save(fig, path, w.lang)
 
 

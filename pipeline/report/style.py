@@ -116,6 +116,20 @@ def legend_centred(where, y, ncol, fontsize=7, **more):
     where.legend(fontsize=fontsize, loc="upper center", bbox_to_anchor=(0.5, y), ncol=ncol, **more)
 
 
+def shared_dashes(curves, dash=6):
+    """{name: dashes} of the lines drawn over one another (`curves`: {name: its points}, the same
+    points): each line's dashes in the others' gaps, so that none hides under the last one drawn."""
+    alike = {}
+    for name, points in curves.items():
+        alike.setdefault(points, []).append(name)
+    return {
+        name: (dash * k, (dash, dash * (len(names) - 1)))
+        for names in alike.values()
+        if len(names) > 1
+        for k, name in enumerate(names)
+    }
+
+
 def fitted(text, width, size):
     """`text` rewrapped, line by line, to `width` inches of `size`-point characters (an average one
     is about 0.55 of the size wide): a title written for a wide figure stays on a narrow one."""
@@ -123,14 +137,17 @@ def fitted(text, width, size):
     return "\n".join(textwrap.fill(line, per_line) for line in text.split("\n"))
 
 
-def grouped_bar(ax, k, groups, values, small=1, lang="en", **more):
+def grouped_bar(ax, k, groups, values, small=1, lang="en", written=True, **more):
     """The k-th of `groups` bars standing side by side at each x = 0, 1, 2, ...; 0.8 wide together. One
-    under `small`, too short to see (0 above all), gets a tick at its foot and its value written."""
+    under `small`, too short to see (0 above all), gets a tick at its foot and, if `written`, its value
+    (bars too narrow for their values side by side: the tick alone)."""
     width, xs = 0.8 / groups, np.arange(len(values)) + (k - (groups - 1) / 2) * 0.8 / groups
     color = ax.bar(xs, values, width, **more).patches[0].get_facecolor()
     for x, v in [(x, v) for x, v in zip(xs, values, strict=True) if v < small]:  # NaN: no bar, no mark
         ax.plot([x - width / 2.5, x + width / 2.5], [0, 0], color=color, lw=3, clip_on=False, zorder=3)
-        ax.text(x, 0, f" {number(v, '.1g', lang) if v else 0}", ha="center", va="bottom", size=7, rotation=90)
+        if written:
+            text = f" {number(v, '.1g', lang) if v else 0}"
+            ax.text(x, 0, text, ha="center", va="bottom", size=7, rotation=90)
 
 
 def save(fig, path, lang="en"):

@@ -74,6 +74,12 @@ def last_length(by_length):
 
 
 GROWN = 1.2  # a LayerNorm divisor this many times its value at length 10 by length 40 has grown
+MARGIN_EVERY = 10  # the margin table shows a length every 10 positions, the span its drift is given per
+
+# What tests/test_handset.py checks of the hand-set counting sort, which the appendix reports (the test
+# and the words both read these): it sorts every length 1-HANDSET_LONGEST, and rows of that length
+# holding all but one copy of one digit; without its constant or its balance it fails at HANDSET_BREAKS.
+HANDSET_LONGEST, HANDSET_BREAKS = 40, 20
 
 
 def lowest_owed_1(margins):
@@ -91,12 +97,28 @@ def lowest_owed_1(margins):
     }
 
 
+def margin_measured(rows):
+    """What the count-margin measurement read, from its rows (the study stage's count_margin.csv): the
+    fewest and most copies of the digit decided on, the input lengths, the lengths its table shows
+    (every MARGIN_EVERY positions from the shortest, and the longest), and GROWN."""
+    lengths = sorted(int(n) for n in rows["length"].unique())
+    shown = [n for n in lengths if (n - lengths[0]) % MARGIN_EVERY == 0]
+    return {
+        "counts": (int(rows["count"].min()), int(rows["count"].max())),
+        "lengths": lengths,
+        "shown": shown if shown[-1] == lengths[-1] else [*shown, lengths[-1]],
+        "grown": GROWN,
+    }
+
+
 def count_margin_context(summary):
     """The count-margin measurement as the appendix shows it, per model measured: its margins, its
     decoder's LayerNorm divisors, the one that grew most, and whether the margin with a copy still
-    owed falls with the length while a divisor in the decoder grows (the scale mismatch)."""
+    owed falls with the length while a divisor in the decoder grows (the scale mismatch); the shortest
+    and longest lengths its margins are read at."""
     out = {}
     for variant, found in summary.items():
+        lengths = sorted({int(n) for m in found["margins"].values() for n in m["margin"]})
         decoder = {k: d for k, d in found["divisors"].items() if k.startswith("decoder")}
         grown = max(decoder, key=lambda k: decoder[k]["ratio_longest_to_shortest"]) if decoder else None
         grown_ratio = decoder[grown]["ratio_longest_to_shortest"] if grown else None
@@ -108,6 +130,8 @@ def count_margin_context(summary):
         wrong = [m["wrong_share"] for m in found["margins"].values()]
         out[variant] = {
             **found,
+            "shortest": lengths[0],
+            "longest": lengths[-1],
             "decoder_divisors": decoder,
             "most_grown": grown,
             "most_grown_ratio": grown_ratio,
@@ -212,30 +236,41 @@ def positionless(search):
     return row and {"steps": row["recipe"]["train"]["steps"], "dropout": row["recipe"]["model"]["dropout"]}
 
 
+RECORDED = re.compile(r"acc_(\d+)")  # a search row's mean accuracy at one length, pipeline/study/search.py's
+
+
+def recorded_lengths(rows):
+    """The lengths at which the search records every row's mean accuracy (its fields acc_<length>)."""
+    return sorted({int(m[1]) for r in rows for k in r if (m := RECORDED.fullmatch(k))})
+
+
 def search_context(search, rows):
     """The search's rows (`rows`: with the bar's reach recomputed) ranked by reach, the furthest first,
-    and the rows that start from the softened hand-set weights (`stability`: does the recipe keep an
-    exact solution it starts from? reported apart, never the study's verdict), each seed's accuracy at
-    10, 20 and 40."""
+    the lengths each row's mean is recorded at (`at`: 20 and 40), and the rows that start from the
+    softened hand-set weights (`stability`: does the recipe keep an exact solution it starts from?
+    reported apart, never the study's verdict), each seed's accuracy at 10 and at those lengths."""
     reach = lambda r: (r["reach"], r.get("acc_20") or 0, r.get("acc_40") or 0)  # noqa: E731
     ranked = sorted(rows, key=reach, reverse=True)
+    recorded = recorded_lengths(rows)
     stability = []
     for r in rows:
         if r["recipe"]["train"].get("init") == "handset_soft" and r["accuracy"]:
-            at = {n: [acc[str(n)] for acc in r["accuracy"].values()] for n in (10, 20, 40)}
+            at = {n: [acc[str(n)] for acc in r["accuracy"].values()] for n in (10, *recorded)}
             stability.append({**r, "at": at, "kept": kept_or_lost(at, search["bar"])})
-    return {"rows": rows, "best": ranked[0] if ranked else None, "bar": search["bar"], "stability": stability}
+    best = ranked[0] if ranked else None
+    return {"rows": rows, "best": best, "bar": search["bar"], "at": recorded, "stability": stability}
 
 
 def kept_or_lost(at, bar):
     """What training did to the exact solution it started from ({length: each seed's accuracy} at 10,
-    20 and 40): `kept` when every seed stays at the bar's floor at 20 and 40, `decayed` when lengths
-    up to 10 stay there and a longer one does not (the loss does not prefer the exact solution), `lost`
-    when even length 10 falls."""
+    then at the longer lengths the search records, 20 and 40): `kept` when every seed stays at the
+    bar's floor at the longer lengths, `decayed` when lengths up to 10 stay there and a longer one does
+    not (the loss does not prefer the exact solution), `lost` when even length 10 falls."""
     floor = bar["seed_floor"]
-    if min(at[20] + at[40]) >= floor:
+    first, *longer = at
+    if min(x for n in longer for x in at[n]) >= floor:
         return "kept"
-    return "decayed" if min(at[10]) >= floor else "lost"
+    return "decayed" if min(at[first]) >= floor else "lost"
 
 
 def study_pages_context(params, m, claims, habit_claims):
@@ -260,6 +295,8 @@ def study_pages_context(params, m, claims, habit_claims):
         "clock": clock(m["diagnosis"]["lengths"], trained),
         "study": study_context(tables, m["study_meta"], m["diagnosis"], params.study),
         "margin": count_margin_context(m["count_margin"]),
+        "margin_measured": margin_measured(tables["study/count_margin"]),
+        "handset_tested": {"longest": HANDSET_LONGEST, "breaks": HANDSET_BREAKS},
         "margins_finite_state": m["study_meta"].get("margins_finite_state", []),
         "verdict": verdict,
         "models": models_context(verdict),

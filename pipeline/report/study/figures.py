@@ -6,6 +6,7 @@ seed a point at every length 1-40; a rung the results lack is left out, never dr
 import textwrap
 
 import numpy as np
+from matplotlib.legend_handler import HandlerTuple
 
 from pipeline.infra.locale import Writer
 from pipeline.report.inputs import read_json, read_rows
@@ -21,6 +22,7 @@ from pipeline.report.style import (
     legend_centred,
     plt,
     save,
+    shared_dashes,
 )
 from pipeline.study.bar import at_the_bar
 from pipeline.study.params import BarParams
@@ -44,9 +46,10 @@ def row_accuracy(row):
 # how an output goes wrong, then the lesson's habit guesses
 FAILURES = ("missing_digit", "extra_digit", "starts_with_0_given_no_0", "ends_with_9_given_no_9")
 COUNTS = ("1", "2", "3", "4", "5", "6", "7+")
-LEGEND_WIDTH = 60  # characters a line of a legend under a half-width panel holds
 ZOOM_FLOOR = 95  # % at the bottom of the seeds figure's zoom on the bar
+LENGTH_ZOOM_FLOOR = 90  # % at the bottom of the length figure's zoom: the lines falling from the bar
 MODEL_COLORS = (*PALETTE.values(), "black")  # the study's seven models, each its own colour
+LENGTH_COLORS = (*PALETTE.values(), "grey")  # the same, where black dashed is the bar: the seventh grey
 
 
 def bar_panels(bar, left_title, zoom_floor, zoom_title, height, w, layout=None):
@@ -81,29 +84,28 @@ def plot_study_accuracy(table_path, meta_path, path, w=ENGLISH):
     bar = 100 * meta["bar"]["accuracy"]
     first, last = meta["bar"]["lengths"]
     lengths = np.array([int(r["length"]) for r in rows])
-    zoom = fitted(w("study.zoom", low=first, high=last), 3.2, 12)
-    fig, axes = bar_panels(meta["bar"], w("study.all_lengths"), 90, zoom, 6.2, w, layout="constrained")
-    crossing = []  # (lowest, highest) of each line between the bar's last length and the next
+    zoom = fitted(w("study.zoom", low=first, high=last, floor=LENGTH_ZOOM_FLOOR), 3.2, 12)
+    fig, axes = bar_panels(
+        meta["bar"], w("study.all_lengths"), LENGTH_ZOOM_FLOOR, zoom, 6.2, w, layout="constrained"
+    )
+    dashes = shared_dashes({v: tuple(r[v] for r in rows) for v in meta["variants"]})  # the same means
+    crossing, handles = [], []  # (lowest, highest) of each line between the bar's last length and the next
     for i, (variant, info) in enumerate(meta["variants"].items()):
         tested = [r for r in rows if r[variant] != ""]
         x = np.array([int(r["length"]) for r in tested])
         columns = [[float(r[variant + s]) for r in tested] for s in ("", "_min", "_max")]
         mean, low, high = 100 * np.array(columns)  # each a row of the array
         span = info["train_lengths"]
-        label = w.recipe(variant)
-        if span:  # the hand-set model trains on nothing: its name says so
-            label += (
-                " ("
-                + w("study.trained_on", lengths=f"{span[0]}" + (f"-{span[-1]}" if len(span) > 1 else ""))
-                + ")"
-            )
+        # the hand-set model trains on nothing: its name says so
+        label = w.recipe(variant) + (f" ({w('study.trained_on', lengths=runs(span))})" if span else "")
         style = "--" if info.get("attention", "softmax") != "softmax" else "-"  # other attention dashed
-        color, trained = cycle_color(i), np.isin(x, span)
+        color, trained = LENGTH_COLORS[i % len(LENGTH_COLORS)], np.isin(x, span)
         under = {"zorder": 1.5} if not span else {}  # the hand-set line under the trained ones it may hide
         for ax in axes:
-            ax.plot(x, mean, style, color=color, lw=1.5, label=label, **under)
+            ax.plot(x, mean, ls=dashes.get(variant, style), color=color, lw=1.5, **under)
             ax.fill_between(x, low, high, color=color, alpha=0.18, lw=0)
             ax.plot(x[trained], mean[trained], "o", color=color, ms=4)
+        handles.append(plt.Line2D([], [], ls=style, color=color, lw=1.5, label=label))
         near = mean[(x >= last) & (x <= last + 1)]  # the line's span between the two lengths about it
         crossing += [(near.min(), near.max())] if len(near) else []
     beside = {"textcoords": "offset points", "fontsize": 9}
@@ -113,7 +115,7 @@ def plot_study_accuracy(table_path, meta_path, path, w=ENGLISH):
     at = (last + 0.5, widest_gap(crossing, 0, 100))
     label = w("study.bar_lengths", low=first, high=last)
     axes[0].annotate(label, at, xytext=(3, 0), rotation=90, va="center", **beside)
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=2, fontsize=9)
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=9)
     fig.suptitle(fitted(w("study.title"), fig.get_figwidth(), 10), fontsize=10)
     save(fig, path, w.lang)
 
@@ -241,47 +243,46 @@ def plot_study_attention(diagnosis_path, path, w=ENGLISH, variants_shown=2):
 
 def plot_study_counting(diagnosis_path, path, w=ENGLISH, length="20"):
     """How each variant counts: the weight its fastest-growing attention sums per query as inputs grow,
-    and exact sequences at one length by the most copies of one digit in the input."""
+    and exact sequences at one length by the most copies of one digit in the input; one legend for both."""
     diag = read_json(diagnosis_path)
     panels = {"pipeline": diag["lengths"], **diag.get("variants", {})}
-    fig, (mass_ax, count_ax) = plt.subplots(1, 2, figsize=(12, 4.2))
+    fig, (mass_ax, count_ax) = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 6.4), layout="constrained")
     by_repeats = {name: d.get(length, {}).get("seq_acc_by_repeats", {}) for name, d in panels.items()}
     shown = [k for k in COUNTS if any(c.get(k) is not None for c in by_repeats.values())]  # inputs there
+    entries = []  # (its line and its bar, its short name and the attention drawn) of each model
     for i, (name, d) in enumerate(panels.items()):
         color = MODEL_COLORS[i % len(MODEL_COLORS)]
+        # its own marker and dash, hollow markers shrinking: lines that coincide (softmaxes at 1) show
+        look = {"marker": "osD^"[i % 4], "ls": ("-", "--", "-.", ":")[i % 4], "ms": 8 - 1.5 * (i % 4)}
+        look |= {"mfc": "none", "color": color}
+        label = w.recipe(name)
         lengths = sorted(int(n) for n in d if d[n].get("attention_mass"))
         if lengths:
             attentions = d[str(lengths[0])]["attention_mass"]
             masses = {k: [d[str(n)]["attention_mass"][k] for n in lengths] for k in attentions}
             widest = max(masses, key=lambda k: masses[k][-1])
-            # its own marker and dash, hollow markers shrinking: lines that coincide (softmaxes at 1) show
-            fmt, look = (
-                "osD^"[i % 4] + ("-", "--", "-.", ":")[i % 4],
-                {"ms": 8 - 1.5 * (i % 4), "mfc": "none"},
-            )
-            where = w.given("sites", widest.split("_")[0], widest).format(
-                layer=int(widest.split("_")[-1]) + 1
-            )
-            label = textwrap.fill(f"{w.given('variants', name)}: {where}", LEGEND_WIDTH)
-            mass_ax.plot(lengths, masses[widest], fmt, color=color, label=label, **look)
+            site, layer = widest.split("_")[0], int(widest.split("_")[-1]) + 1
+            label = f"{label}: {w.given('sites', site, widest).format(layer=layer)}"
+            mass_ax.plot(lengths, masses[widest], **look)
         counts = by_repeats[name]
         bars = [100 * counts[k] if counts.get(k) is not None else np.nan for k in shown]
         if shown:  # a study that tests no input of that length has no bars to draw
-            label = textwrap.fill(w.given("variants", name), LEGEND_WIDTH)
-            grouped_bar(count_ax, i, len(panels), bars, lang=w.lang, color=color, label=label)
+            grouped_bar(count_ax, i, len(panels), bars, written=False, color=color)  # seven bars: narrow
+        # its line and its bar side by side: one name for both panels
+        entries.append(((plt.Line2D([], [], **look), plt.Rectangle((0, 0), 1, 1, color=color)), label))
     mass_ax.set_title(w("counting.mass_title"), fontsize=10)
-    mass_ax.set(xlabel=w("input_length"), ylabel=w("counting.mass_y"))
-    legend_centred(mass_ax, -0.18, ncol=1)
+    mass_ax.set(xlabel=w("input_length"), ylabel=fitted(w("counting.mass_y"), 3.8, 10))
     count_ax.set_xticks(range(len(shown)), shown)
     if not shown:
         untested = w("counting.untested", length=length)
         count_ax.text(0.5, 0.5, untested, transform=count_ax.transAxes, ha="center")
     count_ax.set_title(w("counting.count_title", length=length), fontsize=10)
     count_ax.set_ylim(0, 105)
-    count_ax.set(xlabel=w("counting.count_x"), ylabel=w("sorted_exactly"))
-    if shown:
-        legend_centred(count_ax, -0.18, ncol=1)
-    fig.suptitle(w("counting.title"), fontsize=11, y=1.05)
+    count_ax.set(xlabel=fitted(w("counting.count_x"), 3.6, 10), ylabel=w("sorted_exactly"))
+    # in its own row under the panels: a name and its attention take more than half the width
+    pairs = {tuple: HandlerTuple(ndivide=None)}  # a line and a bar side by side
+    fig.legend(*zip(*entries, strict=True), loc="outside lower center", handler_map=pairs, handlelength=4)
+    fig.suptitle(w("counting.title"), fontsize=11)
     save(fig, path, w.lang)
 
 

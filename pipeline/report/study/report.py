@@ -27,6 +27,7 @@ EDITIONS = ("en", "es")  # every figure is drawn once per edition, into figures/
 TABLES = (
     "study/per_seed",
     "study/bar",
+    "study/count_margin",
     "verdict/per_seed",
     "verdict/certificates",
     "data/by_length",
@@ -87,7 +88,8 @@ def draw_edition(params: StudyPagesParams, m, out, saved, w):
     figures.plot_study_heatmap(table, meta, out / "study_heatmap.png", w)
     figures.plot_study_diagnosis(diagnosis, out / "study_diagnosis.png", w)
     figures.plot_study_attention(diagnosis, out / "study_attention.png", w)
-    figures.plot_study_counting(diagnosis, out / "study_counting.png", w)
+    counting_at = str(max(params.study.diagnosis_lengths))  # the length its caption names
+    figures.plot_study_counting(diagnosis, out / "study_counting.png", w, length=counting_at)
     figures.plot_count_margin(study / "count_margin.json", out / "study_count_margin.png", w)
     loss_figure.plot_loss_curves(study / "loss_curves.csv", out / "study_loss.png", w)
     rows = m["search"]["rows"]
