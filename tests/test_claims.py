@@ -21,7 +21,7 @@ from pipeline.report.claims import (
     load_claims,
     shorter_untrained,
 )
-from pipeline.report.judging import prediction_band, t_975
+from pipeline.report.judging import PRINTED_HALF, prediction_band, t_975
 from pipeline.report.quantities import Measured
 from pipeline.report.study.lesson_claims import shorter_failure
 from pipeline.stages.report import report_params
@@ -50,6 +50,24 @@ def test_a_trained_claim_passes_inside_the_interval_and_fails_outside():
     values = [0.980, 0.984, 0.986, 0.979, 0.983]
     assert judge(seeds_entry(0.984), {"values": values, "items": 10000})["status"] == "pass"
     assert judge(seeds_entry(0.950), {"values": values, "items": 10000})["status"] == "fail"
+
+
+def test_a_seed_within_the_lessons_printed_rounding_is_a_tie_not_below_it():
+    """The lesson prints 99.9 %: a seed at 99.88 % may lie above its unrounded value."""
+    values = [0.9988, 0.9982, 0.9980]
+    judged = judge(seeds_entry(0.999, items="digits"), {"values": values, "items": 100000})
+    assert "above 2 of 3 seeds, 1 within its printed rounding" in str(judged["seeds"])
+    assert not judged["above_all"]
+    clear = judge(seeds_entry(0.999, items="digits"), {"values": values[1:], "items": 100000})
+    assert clear["above_all"] and "above every seed" in str(clear["seeds"])
+
+
+def test_every_value_a_trained_claim_judges_is_printed_to_thousandths():
+    """PRINTED_HALF is half a thousandth because the lesson prints each such value to thousandths."""
+    for e in ENTRIES:
+        if e.get("rule") == "seeds":
+            thousandths = float(e["expected"]) / (2 * PRINTED_HALF)
+            assert thousandths == pytest.approx(round(thousandths), abs=1e-9), e["id"]
 
 
 def test_a_band_too_wide_cannot_discriminate():

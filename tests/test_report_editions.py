@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 KEPT = re.compile(NO_PROSE.pattern + r"|«[^»]*»|\b(?:l10|l6|paper)-[\w-]+", re.S)
 FIGURE = re.compile(r"\]\((figures/[^)]+)\)")
 LINK = re.compile(r"\]\(([\w./]*)#([^)]+)\)")  # a link to a heading: [text](PAGE.md#anchor) or (#anchor)
+FILE_LINK = re.compile(r"\]\(([\w.][\w./-]*)(?:#[^)]*)?\)")  # a link or image to a file: (../x/y.md), (figures/a.png)
 EDITIONS = {
     "README": ("README.md", "README.es.md"),
     "APPENDIX": ("APPENDIX.md", "APPENDIX.es.md"),
@@ -179,6 +180,17 @@ def test_every_link_to_a_heading_lands_on_one(pages):
         f"{page}: {target}#{anchor}" for page, target, anchor in links if anchor not in anchors(pages[target])
     ]
     assert not broken, f"links to no heading: {broken}"
+
+
+def test_every_link_to_a_file_lands_on_one_in_the_repository(pages):
+    """Pages live in reports/ and reports/study/: a link climbs out of them by its own ../ count."""
+    broken = [
+        f"{page}: {target}"
+        for page, text in pages.items()
+        for target in FILE_LINK.findall(text)
+        if not (ROOT / "reports" / posixpath.dirname(page) / target).resolve().exists()
+    ]
+    assert not broken, f"links to no file: {broken}"
 
 
 def test_a_heading_anchor_is_githubs():

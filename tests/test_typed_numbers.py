@@ -115,3 +115,11 @@ def test_the_check_reads_a_typed_number_and_leaves_a_field_alone():
     assert numbers_in("lengths 1-40 at 8,000 steps (section 3.2.2, lesson 10)", "en") == ["1", "40", "8000"]
     assert numbers_in("8000 pasos, 12.000 pasos, 0,579", "es") == ["8000", "12000", "0.579"]
     assert "0.579" in lesson_numbers() and "99.5" in lesson_numbers()
+
+
+def test_no_catalogue_line_is_indented_past_its_text():
+    """In a folded string (>-) a line indented deeper than the rest keeps its own line break, so the
+    page's paragraph is cut there: every continuation line sits at the text's own indent."""
+    for path in CATALOGUES.values():
+        deep = [n for n, line in enumerate(path.read_text().splitlines(), 1) if re.match(r" {8}\S", line)]
+        assert not deep, f"{path.name}: lines {deep} indented past their text"

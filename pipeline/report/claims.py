@@ -47,6 +47,8 @@ class Claim:
     test_why: str = ""  # why, in a few words
     # a trained claim's numbers, for the seed-distribution figure
     lesson_value: float | None = None
+    above_all: bool = False  # above every seed by more than the lesson's printed rounding
+
     per_seed: tuple = ()
     band: tuple = ()
     percent: bool = False

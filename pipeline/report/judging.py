@@ -44,6 +44,9 @@ T_975 = (
 )
 # fmt: on
 WIDEST = {"accuracy": 0.20, "loss": 0.10}  # bands wider than this (points; share of the value) say nothing
+# The lesson prints every value a trained claim judges to thousandths (a loss to 3 decimals, an accuracy
+# to one decimal of a percent): a seed within half of one is a tie, its unrounded value unknown.
+PRINTED_HALF = 0.0005
 
 
 def t_975(n):
@@ -51,15 +54,17 @@ def t_975(n):
 
 
 def rank_text(expected, values):
-    """Where the lesson's value falls among our seeds: how many lie below it, and its percentile."""
-    n = len(values)
-    below, equal = sum(v < expected for v in values), sum(v == expected for v in values)
+    """Where the lesson's value falls among our seeds: how many lie below it (beyond its printed
+    rounding; those within it are ties), and its percentile."""
+    n, half = len(values), PRINTED_HALF
+    below = sum(v < expected - half for v in values)
+    equal = sum(abs(v - expected) <= half for v in values)
     if below == n:
         where = Phrase("above every seed")
     elif below + equal == 0:
         where = Phrase("below every seed")
     elif equal:
-        where = Phrase("above {} of {} seeds, equal to {}", below, n, equal)
+        where = Phrase("above {} of {} seeds, {} within its printed rounding", below, n, equal)
     else:
         where = Phrase("above {} of {} seeds", below, n)
     return Phrase("lesson value {} (percentile {:.0f} of {} seeds)", where, 100 * (below + equal / 2) / n, n)
@@ -108,6 +113,7 @@ def judge_seeds(entry, values, n_items, level=None):
         tolerance=tolerance,
         status=status,
         seeds=rank_text(expected, values),
+        above_all=all(v < expected - PRINTED_HALF for v in values),
         undecided=wide,
         lesson_value=expected,
         per_seed=tuple(values),

@@ -207,6 +207,6 @@ def quantities(params: ReportParams, m, benchmark):
     if "train_step_ms_ours" in benchmark:
         ms = benchmark["train_step_ms_ours"]
         computed["q.seconds_for_1200_steps"] = Phrase(
-            "{:.1f} s ({:,} x {:.2f} ms, one CPU thread)", 1.2 * ms, 1200, ms
+            "{:.1f} s ({:,} × {:.2f} ms, one CPU thread)", 1.2 * ms, 1200, ms
         )
     return Measured({k: m[k] for k in STAGES}, tables, seeds, params.data.test_size, computed)

@@ -130,24 +130,35 @@ def shared_dashes(curves, dash=6):
     }
 
 
-def fitted(text, width, size):
+def fitted(text, width, size, balanced=False):
     """`text` rewrapped, line by line, to `width` inches of `size`-point characters (an average one
-    is about 0.55 of the size wide): a title written for a wide figure stays on a narrow one."""
+    is about 0.55 of the size wide): a title written for a wide figure stays on a narrow one. If
+    `balanced`, each line wrapped as narrow as its number of lines allows: no word left alone on the
+    last line, and side-by-side titles apart."""
     per_line = max(20, int(width * 72 / (0.55 * size)))
-    return "\n".join(textwrap.fill(line, per_line) for line in text.split("\n"))
+    wrap = balanced_fill if balanced else textwrap.fill
+    return "\n".join(wrap(line, per_line) for line in text.split("\n"))
 
 
-def grouped_bar(ax, k, groups, values, small=1, lang="en", written=True, **more):
+def balanced_fill(text, per_line):
+    """`text` wrapped to at most `per_line` characters, in as few lines as that takes, the lines as even
+    as they can be."""
+    lines = len(textwrap.wrap(text, per_line)) or 1
+    narrowest = next(n for n in range(1, per_line + 1) if len(textwrap.wrap(text, n)) <= lines)
+    return textwrap.fill(text, narrowest)
+
+
+def grouped_bar(ax, k, groups, values, small=1, lang="en", written=True, size=7, **more):
     """The k-th of `groups` bars standing side by side at each x = 0, 1, 2, ...; 0.8 wide together. One
     under `small`, too short to see (0 above all), gets a tick at its foot and, if `written`, its value
-    (bars too narrow for their values side by side: the tick alone)."""
+    in `size`-point characters (bars too narrow for their values side by side: the tick alone)."""
     width, xs = 0.8 / groups, np.arange(len(values)) + (k - (groups - 1) / 2) * 0.8 / groups
     color = ax.bar(xs, values, width, **more).patches[0].get_facecolor()
     for x, v in [(x, v) for x, v in zip(xs, values, strict=True) if v < small]:  # NaN: no bar, no mark
         ax.plot([x - width / 2.5, x + width / 2.5], [0, 0], color=color, lw=3, clip_on=False, zorder=3)
         if written:
             text = f" {number(v, '.1g', lang) if v else 0}"
-            ax.text(x, 0, text, ha="center", va="bottom", size=7, rotation=90)
+            ax.text(x, 0, text, ha="center", va="bottom", size=size, rotation=90)
 
 
 def save(fig, path, lang="en"):

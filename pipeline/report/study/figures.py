@@ -3,23 +3,21 @@ among them the central finding as one figure, «aprendió a ordenar secuencias d
 ordenar», as a ladder of ablations: each rung a model (a study variant or a frozen search row), every
 seed a point at every length 1-40; a rung the results lack is left out, never drawn empty."""
 
-import textwrap
-
 import numpy as np
 from matplotlib.legend_handler import HandlerTuple
 
 from pipeline.infra.locale import Writer
 from pipeline.report.inputs import read_json, read_rows
+from pipeline.report.study.diagnosis_figure import plot_study_diagnosis  # noqa: F401 (the pages draw it from here)
 from pipeline.report.study.lesson_claims import POSITIONLESS_ROW
+from pipeline.report.study.margin_figure import plot_count_margin  # noqa: F401 (the pages draw it from here)
 from pipeline.report.study.verdict_figure import by_length
 from pipeline.report.style import (
     ENGLISH,
     PAGE_WIDTH,
     PALETTE,
-    cycle_color,
     fitted,
     grouped_bar,
-    legend_centred,
     plt,
     save,
     shared_dashes,
@@ -43,8 +41,6 @@ def row_accuracy(row):
     return {int(s): {int(n): a for n, a in by.items()} for s, by in row["accuracy"].items()}
 
 
-# how an output goes wrong, then the lesson's habit guesses
-FAILURES = ("missing_digit", "extra_digit", "starts_with_0_given_no_0", "ends_with_9_given_no_9")
 COUNTS = ("1", "2", "3", "4", "5", "6", "7+")
 ZOOM_FLOOR = 95  # % at the bottom of the seeds figure's zoom on the bar
 LENGTH_ZOOM_FLOOR = 90  # % at the bottom of the length figure's zoom: the lines falling from the bar
@@ -155,39 +151,6 @@ def plot_study_heatmap(table_path, meta_path, path, w=ENGLISH):
     beneath = {"orientation": "horizontal", "fraction": 0.04, "aspect": 50}
     fig.colorbar(image, ax=axes, label=w("sorted_exactly"), **beneath)
     fig.suptitle(w("heatmap.title"), fontsize=10)
-    save(fig, path, w.lang)
-
-
-def plot_study_diagnosis(diagnosis_path, path, w=ENGLISH):
-    """Why the pipeline's model fails: how fast its outputs move through the sorted input, where its
-    outputs go wrong, and the lesson's habit guesses."""
-    diag = read_json(diagnosis_path)
-    d, ref = diag["lengths"], max(diag["trained_lengths"])
-    lengths = sorted(int(n) for n in d)
-    fig, (ranks, hits, fails) = plt.subplots(1, 3, figsize=(15.5, 4.4))
-    for n, color in zip(lengths, plt.cm.viridis(np.linspace(0, 0.9, len(lengths))), strict=True):
-        steps, at = np.arange(n), d[str(n)]
-        # its measured pace beside that of a clock set to the trained length
-        pace = w("diagnosis.length", n=n, pace=at["rank_speed"], ref=ref, clock=n / ref)
-        ranks.plot(steps, at["emitted_rank"], "o-", color=color, ms=3, label=pace)
-        ranks.plot(steps, at["correct_rank"], ":", color=color, lw=1)
-        hits.plot(steps, 100 * np.array(at["acc_by_position"]), "o-", color=color, ms=3, label=f"{n}")
-    ranks.plot([], [], ":", color="grey", label=w("diagnosis.correct"))
-    ranks.set_title(w("diagnosis.ranks_title", ref=ref), fontsize=10)
-    ranks.set(xlabel=w("decoding_step"), ylabel=w("diagnosis.ranks_y"))
-    legend_centred(ranks, -0.2, ncol=2)
-    hits.set(title=w("diagnosis.hits_title"), xlabel=w("diagnosis.hits_x"))
-    hits.set(ylabel=w("diagnosis.hits_y"), ylim=(-2, 102))
-    legend_centred(hits, -0.2, ncol=3, title=w("diagnosis.hits_legend"))
-    for k, key in enumerate(FAILURES):
-        values = [100 * (d[str(n)][key] or 0.0) for n in lengths]
-        grouped_bar(fails, k, len(FAILURES), values, lang=w.lang, label=w(f"diagnosis.{key}"))
-    trained = w("length.trained")
-    fails.set_xticks(range(len(lengths)), [f"{n}\n{trained}" if n == ref else str(n) for n in lengths])
-    fails.set_title(w("diagnosis.fails_title"))
-    fails.set(xlabel=w("input_length"), ylabel=w("diagnosis.fails_y"))
-    legend_centred(fails, -0.28, ncol=2)
-    fig.suptitle(w("diagnosis.title", ref=ref), fontsize=11, y=1.07)
     save(fig, path, w.lang)
 
 
@@ -437,64 +400,4 @@ def plot_ladder(per_seed_path, meta, rows, bar, path, w=ENGLISH, verdict_path=No
     ]
     fig.legend(handles=handles, fontsize=9.5, loc="outside lower center", ncol=2)
     fig.suptitle(w("ladder.title"), fontsize=11)
-    save(fig, path, w.lang)
-
-
-SUBLAYERS = ("self", "cross", "ffn")  # a decoder layer's sublayers, in order (LayerNorm names' sub.<k>)
-PANEL_HEIGHT = 2.5  # inches a count-margin panel stands at least, its y label wrapped to fit
-
-
-def plot_count_margin(summary_path, path, w=ENGLISH):
-    """Why a trained count fails at lengths never seen: for each trained variant measured (a column),
-    the decision margin at a fixed count against the input's length (top: one copy still owed, which
-    must stay above 0; none owed, which must stay below), and each decoder LayerNorm's divisor
-    against the length, relative to its value at the shortest (bottom)."""
-    summary = read_json(summary_path)
-    variants = [v for v in summary if v != "handset"]
-    if not variants:  # no trained model reads the lengths measured (a study of short models)
-        fig = plt.figure(figsize=(6, 0.6))  # the sentence alone, no blank panel around it
-        fig.text(0.5, 0.5, w("margin.none"), ha="center", va="center")
-        return save(fig, path, w.lang)
-    fig, axes = plt.subplots(2, len(variants), figsize=(5.2 * len(variants), 7.4), squeeze=False)
-    for column, variant in enumerate(variants):
-        top, bottom = axes[0, column], axes[1, column]
-        margins, divisors = summary[variant]["margins"], summary[variant]["divisors"]
-        for i, key in enumerate(k for k in margins if k.endswith("_owed_1")):
-            count = int(key.split("_")[1])
-            for owed, style in ((1, "-"), (0, "--")):
-                found = margins[f"count_{count}_owed_{owed}"]["margin"]
-                x = [int(n) for n in found]
-                label = w("margin.count", count=count) if owed else None
-                top.plot(x, list(found.values()), style, marker="o", ms=3, color=cycle_color(i), label=label)
-        top.axhline(0, color="black", lw=0.8)
-        top.plot([], [], "-", color="grey", label=w("margin.owed_1"))
-        top.plot([], [], "--", color="grey", label=w("margin.owed_0"))
-        top.set_title(textwrap.fill(w.given("variants", variant), 48), fontsize=10)
-        top.set(xlabel=w("input_length"), ylabel=fitted(w("margin.y"), PANEL_HEIGHT, 10))
-        decoder = [name for name in divisors if name.startswith("decoder")]
-        for name in decoder:
-            _, layer, _, sub, _ = name.split(".")
-            found = divisors[name]["divisor"]
-            first = next(iter(found.values()))
-            label = w("margin.layernorm", layer=int(layer) + 1, sublayer=w(f"margin.{SUBLAYERS[int(sub)]}"))
-            style = "o-" if layer == "0" else "s--"  # colour: the sublayer; line: the layer
-            bottom.plot(
-                [int(n) for n in found],
-                [v / first for v in found.values()],
-                style,
-                ms=3,
-                color=cycle_color(int(sub)),
-                label=label,
-            )
-        if not decoder:
-            bottom.text(
-                0.5, 0.5, w("margin.no_layernorm"), ha="center", va="center", transform=bottom.transAxes
-            )
-        bottom.axhline(1, color="black", lw=0.8)
-        bottom.set(xlabel=w("input_length"), ylabel=fitted(w("margin.divisor_y"), PANEL_HEIGHT, 10))
-    for row in axes:  # one legend a row, beside its last panel
-        handles, labels = max((ax.get_legend_handles_labels() for ax in row), key=lambda found: len(found[1]))
-        row[-1].legend(handles, labels, fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
-    fig.suptitle(fitted(w("margin.title"), fig.get_figwidth(), 11), fontsize=11)
-    fig.tight_layout()
     save(fig, path, w.lang)

@@ -5,12 +5,14 @@ tested; and one figure of the rows that go furthest beside the study's signed re
 
 import numpy as np
 
-from pipeline.report.style import ENGLISH, cycle_color, plt, save
+from pipeline.report.style import ENGLISH, PAGE_WIDTH, cycle_color, fitted, plt, save
 from pipeline.study.bar import as_trained, reach, recipe_of, search_rank
 from pipeline.study.options import counts_written
 
 SHOWN = 4  # rows the figure draws beside the line every row is read against
 STEP = 5  # % the zoomed axis's foot is rounded down to
+PANEL_WIDTH = 2.4  # inches of a panel's title line: a kind a panel, the three side by side
+LEGEND_SIZE = 9
 
 
 def per_seed(by_seed, n):
@@ -76,8 +78,11 @@ def shown_rows(found):
 
 
 def plot_readout_search(found, bar, path, w=ENGLISH):
+    """Narrow enough to read at a page's width: a panel a kind, as the verdict's figure lays them, the
+    legend in one column under them, each row's words wrapped to the page."""
     kinds = list(found["rows"][0]["by_kind"])
-    fig, axes = plt.subplots(1, len(kinds), figsize=(13, 4.8), sharey=True, layout="constrained")
+    size = (PAGE_WIDTH, 7.0)
+    fig, axes = plt.subplots(1, len(kinds), figsize=size, sharey=True, layout="constrained")
     handles, lowest = {}, 100 * bar.accuracy
     for i, row in enumerate(shown_rows(found)):
         color = "black" if row is found["line"] else cycle_color(i - (found["line"] is not None))
@@ -87,6 +92,7 @@ def plot_readout_search(found, bar, path, w=ENGLISH):
             seeds=len(row["seeds"]),
             reach=row["kinds_reach"],
         )
+        label = fitted(label, PAGE_WIDTH - 0.6, LEGEND_SIZE, balanced=True)
         for ax, kind in zip(np.atleast_1d(axes), kinds, strict=True):
             at = row["by_kind"][kind]
             lengths = list(at)
@@ -102,12 +108,15 @@ def plot_readout_search(found, bar, path, w=ENGLISH):
     for ax, kind in zip(np.atleast_1d(axes), kinds, strict=True):
         ax.axhline(100 * bar.accuracy, color="grey", ls=":", lw=1)
         ax.axvspan(0, 10.5, color="grey", alpha=0.08, lw=0)
-        ax.set(title=w(f"verdict_figure.kind.{kind}"), xlabel=w("input_length"), ylim=(foot, 101))
+        title = fitted(w(f"verdict_figure.kind.{kind}"), PANEL_WIDTH, 10, balanced=True)
+        ax.set(xlabel=fitted(w("input_length"), PANEL_WIDTH, 10), ylim=(foot, 101))
+        ax.set_title(title, fontsize=10)
         ax.set_xlim(0, found["longest"] + 1)
     np.atleast_1d(axes)[0].set_ylabel(w("sorted_exactly"))
     handles[w("readout_figure.bar", bar=100 * bar.accuracy)] = plt.Line2D([], [], color="grey", ls=":", lw=1)
     handles[w("readout_figure.spread")] = plt.Rectangle((0, 0), 1, 1, color="grey", alpha=0.3, lw=0)
     handles[w("ladder.trained")] = plt.Rectangle((0, 0), 1, 1, color="grey", alpha=0.08, lw=0)
-    fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncol=2, fontsize=8)
-    fig.suptitle(w("readout_figure.title", longest=found["longest"]), fontsize=10)
+    fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncol=1, fontsize=LEGEND_SIZE)
+    title = w("readout_figure.title", longest=found["longest"])
+    fig.suptitle(fitted(title, PAGE_WIDTH, 10.5), fontsize=10.5)
     save(fig, path, w.lang)
