@@ -39,7 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 KEPT = re.compile(NO_PROSE.pattern + r"|«[^»]*»|\b(?:l10|l6|paper)-[\w-]+", re.S)
 FIGURE = re.compile(r"\]\((figures/[^)]+)\)")
 LINK = re.compile(r"\]\(([\w./]*)#([^)]+)\)")  # a link to a heading: [text](PAGE.md#anchor) or (#anchor)
-FILE_LINK = re.compile(r"\]\(([\w.][\w./-]*)(?:#[^)]*)?\)")  # a link or image to a file: (../x/y.md), (figures/a.png)
+# a link or image to a file: (../x/y.md), (figures/a.png)
+FILE_LINK = re.compile(r"\]\(([\w.][\w./-]*)(?:#[^)]*)?\)")
 EDITIONS = {
     "README": ("README.md", "README.es.md"),
     "APPENDIX": ("APPENDIX.md", "APPENDIX.es.md"),
