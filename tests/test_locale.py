@@ -96,6 +96,7 @@ def test_a_spanish_number_is_no_version():
         (2.5, ".0f", "3", "3"),  # half to even would write 2
         (0.0015, ".1%", "0.2 %", "0,2 %"),  # a share's hundredfold without float dust
         (0.005, ".0%", "1 %", "1 %"),
+        ((0.94 + 0.61) / 2, ".0%", "78 %", "78 %"),  # 0.7749999999999999 in binary: a measured 0.775
         (12345.5, ",.0f", "12,346", "12.346"),
         (-0.25, ".1f", "-0.3", "-0,3"),  # away from zero on either side
         (5.182e-7, ".3e", "5.182e-07", "5,182 × 10⁻⁷"),  # not fixed-point: Python's own

@@ -33,13 +33,22 @@ def is_number(value):
 FIXED = re.compile(r",?\.(\d+)f")  # a fixed-point spec: grouping, then the decimals
 
 
+SIGNIFICANT = 12  # a float's digits read as measured; beyond them lies arithmetic's last-bit dust
+
+
+def decimal_of(value):
+    """The decimal a float stands for: to SIGNIFICANT digits, so that the dust of the arithmetic that
+    made it (the mean of 0.94 and 0.61 is 0.7749999999999999 in binary) is not read as measured."""
+    return value if isinstance(value, Decimal) else Decimal(f"{float(value):.{SIGNIFICANT}g}")
+
+
 def rounded(value, spec):
-    """`format(value, spec)`, but a fixed-point spec rounds half away from zero on the shortest
-    decimal spelling of `value` (a float, or a Decimal already exact)."""
+    """`format(value, spec)`, but a fixed-point spec rounds half away from zero on the decimal `value`
+    stands for (`decimal_of`: a float to SIGNIFICANT digits, or a Decimal already exact)."""
     fixed = FIXED.fullmatch(spec)
     if not fixed:
         return format(value, spec)
-    exact = value if isinstance(value, Decimal) else Decimal(repr(float(value)))
+    exact = decimal_of(value)
     return format(exact.quantize(Decimal(1).scaleb(-int(fixed.group(1))), rounding=ROUND_HALF_UP), spec)
 
 
@@ -51,7 +60,7 @@ def number(value, spec="", lang="en"):
     if not (exact or is_number(value)) or not (exact or math.isfinite(value)):
         return format(value, spec)
     if spec.endswith("%"):
-        hundredfold = (value if exact else Decimal(repr(float(value)))) * 100  # no float dust: 0.0015 is 0.15
+        hundredfold = decimal_of(value) * 100  # no float dust: 0.0015 is 0.15
         return f"{number(hundredfold, spec[:-1] + 'f', lang)} %"
     if lang == "en":
         return rounded(value, spec)

@@ -255,18 +255,16 @@ def plot_benchmark(data, path, w=ENGLISH):
     decoding with and without the cache, evaluation throughput, and three seeds at once against one."""
     t = load_benchmark(data)
     m = t["metrics"]
-    fig, axes = plt.subplots(2, 2, figsize=(13, 9))
-    draw_train_step(axes[0, 0], t["train_step"], m, w)
-    draw_decoding(axes[0, 1], t["decoding"], m, w)
-    draw_throughput(axes[1, 0], t["throughput"], w)
-    draw_seeds(axes[1, 1], t["seeds"], m, w)
+    # one panel a row: legible at a page's width
+    fig, axes = plt.subplots(4, 1, figsize=(PAGE_WIDTH, 16), layout="constrained")
+    draw_train_step(axes[0], t["train_step"], m, w)
+    draw_decoding(axes[1], t["decoding"], m, w)
+    draw_throughput(axes[2], t["throughput"], w)
+    draw_seeds(axes[3], t["seeds"], m, w)
     mode = m.get("numerics_mode", "?")  # records before it lack it
-    fig.suptitle(
-        w("speed.title", cpu=m["cpu"], cores=m["cpu_count"], torch=m["torch"], threads=m["threads"],
-          mode=mode, before=m["load_average_before"], after=m["load_average_after"]),
-        fontsize=10,
-    )  # fmt: skip
-    fig.tight_layout()
+    title = w("speed.title", cpu=m["cpu"], cores=m["cpu_count"], torch=m["torch"], threads=m["threads"],
+              mode=mode, before=m["load_average_before"], after=m["load_average_after"])  # fmt: skip
+    fig.suptitle(fitted(title, PAGE_WIDTH, 10), fontsize=10)
     save(fig, path, w.lang)
 
 
@@ -280,7 +278,7 @@ def draw_train_step(ax, rows, m, w):
     ax.invert_yaxis()
     for i, value in enumerate(median):
         note = w("speed.ms_against", ms=value, times=value / median[0]) if i else w("speed.ms", ms=value)
-        ax.text(value + high[i], i, "  " + note, va="center", fontsize=8)
+        ax.text(value + high[i], i, "  " + note, va="center", fontsize=9)
     ax.set_title(w("speed.step_title", times=m["train_step_speedup"]))
     # room right of the longest bar for its label, in either language
     ax.set(xlabel=w("speed.step_x"), xlim=(0, max(median) * 1.9))
@@ -299,7 +297,7 @@ def draw_decoding(ax, rows, m, w):
             n * 1.04,
             (times[0] * times[1]) ** 0.5,
             w("speed.faster", times=float(r["speedup"])),
-            fontsize=8,
+            fontsize=9,
             va="center",
         )
     ax.set_xlim(min(lengths) / 1.15, max(lengths) * 2.6)  # room right of the last line for its label
@@ -307,7 +305,7 @@ def draw_decoding(ax, rows, m, w):
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_title(w("speed.decoding_title", rows=m["decode_rows"]))
     ax.set(xlabel=w("speed.decoding_x"), ylabel=w("speed.decoding_y"))
-    legend_centred(ax, -0.16, ncol=1, fontsize=8)  # under the axis: the lines and labels fill it
+    legend_centred(ax, -0.16, ncol=1, fontsize=9)  # under the axis: the lines and labels fill it
 
 
 def draw_throughput(ax, rows, w):
@@ -332,10 +330,10 @@ def draw_seeds(ax, rows, m, w):
     ideal = m["seeds_ratio_ideal"]
     ax.axhline(ideal * walls[0], color="black", ls="--", lw=1)
     # the note in the top left corner, above every bar, its label and the dashed line, wherever they are
-    ax.text(0.02, 0.97, w("speed.ideal", times=ideal), va="top", fontsize=8, transform=ax.transAxes)
+    ax.text(0.02, 0.97, w("speed.ideal", times=ideal), va="top", fontsize=9, transform=ax.transAxes)
     for i, r in enumerate(rows):
         as_long = w("speed.as_long", times=float(r["ratio_to_one"]))
-        ax.text(i, walls[i], as_long, ha="center", va="bottom", fontsize=8)
+        ax.text(i, walls[i], as_long, ha="center", va="bottom", fontsize=9)
     ax.set(title=w("speed.seeds_title", steps=m["seeds_steps"]), ylabel=w("speed.seeds_y"))
     ax.set_ylim(0, max(*walls, ideal * walls[0]) * 1.7)  # the top third: the bars' labels and the note
-    ax.tick_params(axis="x", labelsize=7.5)
+    ax.tick_params(axis="x", labelsize=9)
