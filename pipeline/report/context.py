@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from pipeline.infra.locale import joined
+from pipeline.infra.locale import SIGNIFICANT, joined
 from pipeline.infra.outputs import by_seed, one, paired_difference, select
 from pipeline.params.lesson import LESSON_TEST_SIZE
 from pipeline.report.claims import counts, load_claims
@@ -168,6 +168,7 @@ def report_context(params: ReportParams, m, claims, environment):
         "norm": norm_context(tables, seeds[: params.norm_count], params.train.steps),
         "jacobian": jacobian_context(tables["probe/jacobian_sweep"]),
         "widest_points": round(100 * WIDEST["accuracy"]),  # an accuracy's band wider than this says nothing
+        "significant": SIGNIFICANT,  # the digits a number is read to before it is rounded
         "lesson_map": lesson_map(by_id),
         "seeds": list(seeds),
         "test_size": params.data.test_size,
