@@ -249,9 +249,9 @@ def search_context(search, rows):
     the lengths each row's mean is recorded at (`at`: 20 and 40), and the rows that start from the
     softened hand-set weights (`stability`: does the recipe keep an exact solution it starts from?
     reported apart, never the study's verdict), each seed's accuracy at 10 and at those lengths."""
-    reach = lambda r: (r["reach"], r.get("acc_20") or 0, r.get("acc_40") or 0)  # noqa: E731
-    ranked = sorted(rows, key=reach, reverse=True)
     recorded = recorded_lengths(rows)
+    reach = lambda r: (r["reach"], *(r.get(f"acc_{n}") or 0 for n in recorded))  # noqa: E731
+    ranked = sorted(rows, key=reach, reverse=True)
     stability = []
     for r in rows:
         if r["recipe"]["train"].get("init") == "handset_soft" and r["accuracy"]:
